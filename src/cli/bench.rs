@@ -1,0 +1,335 @@
+//! `hooklog bench ingest`: a load generator posting hook-sized (~700 byte) events over loopback
+//! HTTP, reporting throughput, request latency, the writer's commit batch sizes (group commit at
+//! work) and the server's memory. By default it starts a fresh server on a temporary database
+//! as a child process, so the RSS it reports is the server's alone.
+
+use crate::config::Durability;
+use crate::store::stats::StatsSnapshot;
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Post events over HTTP and report events/s, latency, commit batch sizes and RSS.
+    Ingest(IngestArgs),
+}
+
+impl BenchCommand {
+    pub fn run(self) -> anyhow::Result<()> {
+        match self {
+            BenchCommand::Ingest(args) => args.run(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
+pub enum Scenario {
+    /// One event per POST over many connections.
+    Single,
+    /// NDJSON batches over many connections.
+    Batch,
+    /// One connection, one event at a time (latency of a lone hook).
+    Serial,
+    /// All three, in that order, against the same server.
+    All,
+}
+
+#[derive(Args)]
+pub struct IngestArgs {
+    /// A running hooklog to load. Default: start a fresh one on a temporary database.
+    #[arg(long)]
+    pub url: Option<String>,
+    #[arg(long, value_enum, default_value_t = Scenario::All)]
+    pub scenario: Scenario,
+    /// Events posted by the `single` and `batch` scenarios, each.
+    #[arg(long, default_value_t = 100_000)]
+    pub events: usize,
+    /// Events posted by the `serial` scenario.
+    #[arg(long, default_value_t = 5_000)]
+    pub serial_events: usize,
+    /// Concurrent connections for `single` and `batch`.
+    #[arg(long, default_value_t = 64)]
+    pub connections: usize,
+    /// Events per NDJSON request in `batch`.
+    #[arg(long, default_value_t = 100)]
+    pub batch: usize,
+    /// Distinct sessions the events are spread over.
+    #[arg(long, default_value_t = 50)]
+    pub sessions: usize,
+    /// Durability of the server this command starts.
+    #[arg(long, value_enum, default_value_t = Durability::Full)]
+    pub durability: Durability,
+}
+
+impl IngestArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        let runtime = tokio::runtime::Runtime::new()?;
+        let mut server = match &self.url {
+            Some(url) => Server::External(url.trim_end_matches('/').to_string()),
+            None => Server::start(self.durability)?,
+        };
+        let result = runtime.block_on(self.run_scenarios(server.url()));
+        if let Some(rss) = server.rss() {
+            println!("server memory after the run: {rss}");
+        }
+        server.stop();
+        result
+    }
+
+    async fn run_scenarios(&self, url: String) -> anyhow::Result<()> {
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(self.connections)
+            .build()?;
+        let plan: Vec<(Scenario, usize, usize, usize)> = [
+            (Scenario::Single, self.events, self.connections, 1),
+            (Scenario::Batch, self.events, self.connections, self.batch),
+            (Scenario::Serial, self.serial_events, 1, 1),
+        ]
+        .into_iter()
+        .filter(|(s, ..)| self.scenario == Scenario::All || self.scenario == *s)
+        .collect();
+        println!(
+            "hooklog bench ingest: {url}, payload ~{} bytes",
+            payload(0, 0).len()
+        );
+        for (scenario, events, connections, batch) in plan {
+            let before = stats(&client, &url).await?;
+            let load = Load {
+                client: client.clone(),
+                url: url.clone(),
+                events,
+                connections,
+                batch,
+                sessions: self.sessions,
+            };
+            let report = load.run().await?;
+            let after = stats(&client, &url).await?;
+            report.print(scenario, connections, batch, &before, &after);
+        }
+        Ok(())
+    }
+}
+
+struct Load {
+    client: reqwest::Client,
+    url: String,
+    events: usize,
+    connections: usize,
+    batch: usize,
+    sessions: usize,
+}
+
+struct Report {
+    events: usize,
+    elapsed: Duration,
+    latencies: Vec<Duration>,
+}
+
+impl Load {
+    async fn run(self) -> anyhow::Result<Report> {
+        let next = Arc::new(AtomicUsize::new(0));
+        let this = Arc::new(self);
+        let started = Instant::now();
+        let workers: Vec<_> = (0..this.connections)
+            .map(|_| {
+                let (this, next) = (this.clone(), next.clone());
+                tokio::spawn(async move { this.worker(&next).await })
+            })
+            .collect();
+        let mut latencies = Vec::new();
+        for worker in workers {
+            latencies.extend(worker.await??);
+        }
+        Ok(Report {
+            events: this.events,
+            elapsed: started.elapsed(),
+            latencies,
+        })
+    }
+
+    async fn worker(&self, next: &AtomicUsize) -> anyhow::Result<Vec<Duration>> {
+        let mut latencies = Vec::new();
+        loop {
+            let first = next.fetch_add(self.batch, Ordering::Relaxed);
+            if first >= self.events {
+                return Ok(latencies);
+            }
+            let last = (first + self.batch).min(self.events);
+            let lines: Vec<String> = (first..last).map(|i| payload(i, self.sessions)).collect();
+            let request = self.client.post(format!("{}/events", self.url));
+            let request = if self.batch == 1 {
+                request
+                    .header("content-type", "application/json")
+                    .body(lines.concat())
+            } else {
+                request
+                    .header("content-type", "application/x-ndjson")
+                    .body(lines.join("\n"))
+            };
+            let sent = Instant::now();
+            let response = request.send().await?;
+            let status = response.status();
+            response.bytes().await?;
+            latencies.push(sent.elapsed());
+            if !status.is_success() {
+                bail!("the server answered {status}");
+            }
+        }
+    }
+}
+
+impl Report {
+    fn print(
+        &self,
+        scenario: Scenario,
+        connections: usize,
+        batch: usize,
+        before: &StatsSnapshot,
+        after: &StatsSnapshot,
+    ) {
+        let mut latencies = self.latencies.clone();
+        latencies.sort();
+        let pct =
+            |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        println!(
+            "\n{scenario:?}: {} events, {connections} connection(s), {batch} event(s)/request\n  \
+             {:.0} events/s over {:.2} s\n  request latency ms: p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
+            self.events,
+            self.events as f64 / self.elapsed.as_secs_f64(),
+            self.elapsed.as_secs_f64(),
+            ms(pct(0.50)),
+            ms(pct(0.90)),
+            ms(pct(0.99)),
+            ms(*latencies.last().unwrap_or(&Duration::ZERO)),
+        );
+        let commits = after.commits - before.commits;
+        let events = after.events - before.events;
+        println!(
+            "  commits: {commits}, {:.1} events per commit on average",
+            events as f64 / commits.max(1) as f64
+        );
+        let earlier: BTreeMap<&str, u64> = before
+            .batch_sizes
+            .iter()
+            .map(|b| (b.events.as_str(), b.commits))
+            .collect();
+        for bucket in &after.batch_sizes {
+            let n = bucket.commits - earlier.get(bucket.events.as_str()).copied().unwrap_or(0);
+            if n > 0 {
+                println!("    {:>9} events/commit: {n} commits", bucket.events);
+            }
+        }
+    }
+}
+
+/// A raw Claude Code `PreToolUse` hook payload of about 700 bytes, in a canonical event.
+fn payload(i: usize, sessions: usize) -> String {
+    let session = format!("bench-session-{}", i % sessions.max(1));
+    json!({
+        "type": "PreToolUse",
+        "sessionId": session,
+        "source": "bench",
+        "payload": {
+            "session_id": session,
+            "transcript_path": format!("/home/dev/.claude/projects/-home-dev-src-app/{session}.jsonl"),
+            "cwd": "/home/dev/src/app",
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {
+                "command": format!("cargo test --release -p app-core -- integration::case_{i} --nocapture"),
+                "description": "Run the integration test for this case and show its output in full",
+                "timeout": 120000
+            },
+            "tool_use_id": format!("toolu_01{i:022}"),
+            "note": "x".repeat(220)
+        }
+    })
+    .to_string()
+}
+
+async fn stats(client: &reqwest::Client, url: &str) -> anyhow::Result<StatsSnapshot> {
+    let body: serde_json::Value = client
+        .get(format!("{url}/stats"))
+        .send()
+        .await?
+        .json()
+        .await?;
+    Ok(serde_json::from_value(body["writer"].clone())?)
+}
+
+enum Server {
+    External(String),
+    Child {
+        child: Child,
+        url: String,
+        dir: PathBuf,
+    },
+}
+
+impl Server {
+    fn start(durability: Durability) -> anyhow::Result<Server> {
+        let dir = std::env::temp_dir().join(format!("hooklog-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let exe = std::env::current_exe().context("finding the hooklog binary")?;
+        let mut child = Command::new(exe)
+            .args(["serve", "--bind", "127.0.0.1:0", "--durability"])
+            .arg(durability.pragma().to_lowercase())
+            .arg("--db")
+            .arg(dir.join("bench.db"))
+            .env("HOOKLOG_LOG", "warn")
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("starting the server")?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped stdout")).read_line(&mut line)?;
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .context("the server did not print its address")?
+            .to_string();
+        Ok(Server::Child { child, url, dir })
+    }
+
+    fn url(&self) -> String {
+        match self {
+            Server::External(url) | Server::Child { url, .. } => url.clone(),
+        }
+    }
+
+    /// The server's resident and peak memory, when it is our child.
+    fn rss(&self) -> Option<String> {
+        let Server::Child { child, .. } = self else {
+            return None;
+        };
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).ok()?;
+        let field = |name: &str| {
+            status
+                .lines()
+                .find(|l| l.starts_with(name))
+                .map(|l| l[name.len()..].trim().to_string())
+        };
+        Some(format!(
+            "RSS {}, peak {}",
+            field("VmRSS:")?,
+            field("VmHWM:")?
+        ))
+    }
+
+    fn stop(&mut self) {
+        if let Server::Child { child, dir, .. } = self {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}

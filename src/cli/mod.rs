@@ -1,0 +1,32 @@
+//! The command line: one file per subcommand, each an `Args` struct with `run()`.
+
+pub mod bench;
+pub mod serve;
+
+use clap::{Parser, Subcommand};
+
+/// hooklog: the black box recorder for coding agents.
+#[derive(Parser)]
+#[command(name = "hooklog", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the server.
+    Serve(serve::ServeArgs),
+    /// Load generators that measure hooklog.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
+
+impl Cli {
+    pub fn run(self) -> anyhow::Result<()> {
+        match self.command {
+            Command::Serve(args) => args.run(),
+            Command::Bench(command) => command.run(),
+        }
+    }
+}

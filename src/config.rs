@@ -1,0 +1,48 @@
+//! What a running hooklog is configured with. The CLI builds it from flags; tests build it
+//! directly with [`Config::for_path`].
+
+use std::path::PathBuf;
+
+/// How hard a commit waits for the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Durability {
+    /// `synchronous=FULL`: an acknowledged event survives power loss. The default.
+    #[default]
+    Full,
+    /// `synchronous=NORMAL`: survives a crash of hooklog, may lose the last commits on power loss.
+    Normal,
+}
+
+impl Durability {
+    pub fn pragma(self) -> &'static str {
+        match self {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub db_path: PathBuf,
+    pub durability: Durability,
+    /// Largest request body accepted, in bytes (413 above it).
+    pub body_limit: usize,
+    pub reader_pool_size: u32,
+    /// Committed events the hub buffers for slow live subscribers.
+    pub hub_capacity: usize,
+}
+
+pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+
+impl Config {
+    pub fn for_path(db_path: impl Into<PathBuf>) -> Config {
+        Config {
+            db_path: db_path.into(),
+            durability: Durability::Full,
+            body_limit: DEFAULT_BODY_LIMIT,
+            reader_pool_size: 8,
+            hub_capacity: 4096,
+        }
+    }
+}

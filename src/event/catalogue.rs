@@ -1,0 +1,126 @@
+//! The catalogue of event types hooklog knows. A type outside it is still stored (nothing is
+//! dropped), and the `alerts` projection raises `unknownEventType` for it, so a producer that
+//! drifted from the contracts is noticed instead of silently ignored.
+
+/// Claude Code and Codex hook events (seed 000's hook maps, plus Codex's `StopFailure`).
+pub const HOOK_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "Notification",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "SessionEnd",
+];
+
+/// The compatibility `type` values of seed 000's `POST /event`, and the hook-specific types its
+/// own handlers send beside `eventName`.
+pub const COMPATIBILITY_TYPES: &[&str] = &[
+    "hero_active",
+    "mission_start",
+    "file_access",
+    "bash_command",
+    "hero_idle",
+    "awaiting_input",
+    "permission_request",
+    "subagent_spawn",
+    "subagent_complete",
+];
+
+/// Seed 001's normalized events.
+pub const NORMALIZED_EVENTS: &[&str] = &["registered", "stuck", "unstuck", "ended"];
+
+/// Coordination outcomes (seed 002): owners, claims, gaps, alert acknowledgements.
+pub const COORDINATION_EVENTS: &[&str] = &[
+    "owner_acquired",
+    "owner_refused",
+    "owner_hung",
+    "owner_heartbeat",
+    "owner_released",
+    "claim_granted",
+    "claim_renewed",
+    "claim_refused",
+    "claim_released",
+    "gap_opened",
+    "gap_closed",
+    "gap_refused",
+    "gap_resumed",
+    "alert_acknowledged",
+];
+
+/// Seed 003's `FactoryEventType`, all 32 values.
+pub const FACTORY_EVENTS: &[&str] = &[
+    "RUN_REQUEST",
+    "INITIAL_STRUCTURE_REQUEST",
+    "FACTORY_CHANGE",
+    "WORK_REQUEST",
+    "RELATIONSHIP_CHANGE_REQUEST",
+    "DISPATCH_REQUEST",
+    "DISPATCH_WORKER_SESSION_ASSOCIATION",
+    "MODEL_REQUEST",
+    "MODEL_RESPONSE",
+    "INFERENCE_REQUEST",
+    "INFERENCE_RESPONSE",
+    "SCRIPT_REQUEST",
+    "SCRIPT_RESPONSE",
+    "AGENT_RUN_RESPONSE",
+    "DISPATCH_RESPONSE",
+    "WORK_STATE_CHANGE",
+    "FACTORY_STATE_RESPONSE",
+    "RUN_RESPONSE",
+    "SESSION_STARTED",
+    "SESSION_PAUSED",
+    "SESSION_RESUMED",
+    "SESSION_RESULT_UPDATED",
+    "SESSION_COMPLETED",
+    "SESSION_LIFECYCLE_CONTROL",
+    "ORCHESTRATOR_PHASE_CHANGED",
+    "ORCHESTRATOR_CHECKPOINT_WRITTEN",
+    "DISPATCH_QUEUED",
+    "DISPATCH_INTERRUPTED",
+    "DISPATCH_RECONCILED",
+    "JAVASCRIPT_CHECKPOINT_REF",
+    "JAVASCRIPT_PHASE_CHANGE",
+    "ARTIFACT_CREATED",
+];
+
+const GROUPS: &[&[&str]] = &[
+    HOOK_EVENTS,
+    COMPATIBILITY_TYPES,
+    NORMALIZED_EVENTS,
+    COORDINATION_EVENTS,
+    FACTORY_EVENTS,
+];
+
+/// Whether the catalogue knows this type (exact, case-sensitive match).
+pub fn is_known(event_type: &str) -> bool {
+    GROUPS.iter().any(|group| group.contains(&event_type))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knows_every_group_and_nothing_else() {
+        assert_eq!(FACTORY_EVENTS.len(), 32);
+        for t in [
+            "PreToolUse",
+            "hero_active",
+            "stuck",
+            "claim_granted",
+            "ARTIFACT_CREATED",
+        ] {
+            assert!(is_known(t), "{t}");
+        }
+        for t in ["pretooluse", "", "made_up_type"] {
+            assert!(!is_known(t), "{t}");
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! `GET /alerts`: the alerts projection, oldest first.
+
+use super::AppState;
+use super::error::ApiError;
+use super::extract::ApiQuery;
+use crate::projection::alerts::{self, Alert};
+use axum::Json;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+
+#[derive(Deserialize)]
+pub struct AlertQuery {
+    kind: Option<String>,
+    #[serde(default)]
+    after_id: i64,
+    limit: Option<u32>,
+}
+
+#[derive(Serialize)]
+pub struct AlertList {
+    alerts: Vec<Alert>,
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<AlertQuery>,
+) -> Result<Json<AlertList>, ApiError> {
+    let limit = query.limit.unwrap_or(super::events::DEFAULT_PAGE);
+    if !(1..=super::events::MAX_PAGE).contains(&limit) {
+        return Err(ApiError::invalid(format!(
+            "limit must be between 1 and {}",
+            super::events::MAX_PAGE
+        )));
+    }
+    let alerts = state
+        .store
+        .read(move |conn| alerts::list(conn, query.kind.as_deref(), query.after_id, limit))
+        .await?;
+    Ok(Json(AlertList { alerts }))
+}

@@ -1,0 +1,138 @@
+//! The HTTP error type and its JSON envelope. Every refusal a client can see is one of these;
+//! internal causes are logged, never sent.
+
+use crate::ingest::InvalidRequest;
+use crate::store::{AppendError, StoreError};
+use axum::Json;
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    Invalid(#[from] InvalidRequest),
+    #[error("not found")]
+    NotFound { path: Option<String> },
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("{message}")]
+    Conflict { message: String, details: Value },
+    #[error("body larger than {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("storage unavailable: {0}")]
+    StorageUnavailable(String),
+    #[error("shutting down")]
+    ShuttingDown,
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn invalid(message: impl Into<String>) -> ApiError {
+        ApiError::Invalid(InvalidRequest::new(message, json!({})))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, body) = match self {
+            ApiError::Invalid(e) => (
+                StatusCode::BAD_REQUEST,
+                json!({ "error": "invalid_request", "message": e.message, "details": e.details }),
+            ),
+            ApiError::NotFound { path: Some(path) } => (
+                StatusCode::NOT_FOUND,
+                json!({ "error": "not_found", "path": path }),
+            ),
+            ApiError::NotFound { path: None } => {
+                (StatusCode::NOT_FOUND, json!({ "error": "not_found" }))
+            }
+            ApiError::MethodNotAllowed => (
+                StatusCode::METHOD_NOT_ALLOWED,
+                json!({ "error": "method_not_allowed", "message": "this route does not take that method" }),
+            ),
+            ApiError::Conflict { message, details } => (
+                StatusCode::CONFLICT,
+                json!({ "error": "conflict", "message": message, "details": details }),
+            ),
+            ApiError::PayloadTooLarge { limit } => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                json!({
+                    "error": "payload_too_large",
+                    "message": format!("request body is larger than {limit} bytes"),
+                    "details": { "limitBytes": limit },
+                }),
+            ),
+            ApiError::StorageUnavailable(cause) => {
+                tracing::error!(%cause, "storage unavailable");
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    json!({ "error": "storage_unavailable", "message": "the database cannot take writes right now; nothing was stored" }),
+                )
+            }
+            ApiError::ShuttingDown => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({ "error": "shutting_down", "message": "hooklog is stopping; nothing was stored" }),
+            ),
+            ApiError::Internal(cause) => {
+                tracing::error!(%cause, "internal error");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    json!({ "error": "internal", "message": "internal error" }),
+                )
+            }
+        };
+        (status, Json(body)).into_response()
+    }
+}
+
+impl From<AppendError> for ApiError {
+    fn from(e: AppendError) -> Self {
+        match e {
+            AppendError::Conflict {
+                index,
+                ref id,
+                sequence,
+            } => ApiError::Conflict {
+                message: format!("{e}; nothing from this request was stored"),
+                details: json!({ "index": index, "id": id, "sequence": sequence }),
+            },
+            AppendError::Storage(cause) => ApiError::StorageUnavailable(cause),
+            AppendError::Stopped => ApiError::ShuttingDown,
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        ApiError::Internal(e.to_string())
+    }
+}
+
+impl ApiError {
+    /// A body that could not be read: too large (413, naming the configured limit) or broken.
+    pub fn from_body(rejection: BytesRejection, limit: usize) -> ApiError {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::PayloadTooLarge { limit }
+        } else {
+            ApiError::invalid(format!(
+                "could not read the request body: {}",
+                rejection.body_text()
+            ))
+        }
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        ApiError::invalid(format!("invalid query string: {}", rejection.body_text()))
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        ApiError::invalid(format!("invalid path: {}", rejection.body_text()))
+    }
+}

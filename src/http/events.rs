@@ -1,0 +1,97 @@
+//! `/events`: canonical ingest (`POST`), a JSON page of the log (`GET`), one event by id.
+
+use super::AppState;
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery};
+use crate::ingest::{body::is_ndjson, canonical};
+use crate::store::{Appended, read};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{HeaderMap, header};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+pub const DEFAULT_PAGE: u32 = 100;
+pub const MAX_PAGE: u32 = 1000;
+
+#[derive(Serialize)]
+pub struct IngestResponse {
+    events: Vec<Appended>,
+}
+
+/// `POST /events`: one event, a JSON array, or NDJSON. All stored, or none.
+pub async fn ingest(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<IngestResponse>, ApiError> {
+    let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let events = canonical::parse(&body, is_ndjson(content_type))?;
+    let count = events.len();
+    let appended = state.store.writer.append(events).await?;
+    tracing::debug!(count, "events appended");
+    Ok(Json(IngestResponse { events: appended }))
+}
+
+#[derive(Deserialize)]
+pub struct PageQuery {
+    #[serde(default)]
+    after_sequence: i64,
+    limit: Option<u32>,
+    session: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Page {
+    events: Vec<Box<RawValue>>,
+    head_sequence: i64,
+    /// The cursor for the next page: the last sequence returned, or the one asked for.
+    next_after_sequence: i64,
+}
+
+/// `GET /events?after_sequence=N&limit=M&session=S`: a page of canonical envelopes.
+pub async fn page(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<PageQuery>,
+) -> Result<Json<Page>, ApiError> {
+    if query.after_sequence < 0 {
+        return Err(ApiError::invalid("after_sequence must be >= 0"));
+    }
+    let limit = query.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::invalid(format!(
+            "limit must be between 1 and {MAX_PAGE}"
+        )));
+    }
+    let after = query.after_sequence;
+    let (events, head) = state
+        .store
+        .read(move |conn| read::events_after(conn, after, limit, query.session.as_deref()))
+        .await?;
+    let next = events.last().map_or(after, |e| e.sequence);
+    Ok(Json(Page {
+        events: events.iter().map(|e| e.envelope_raw()).collect(),
+        head_sequence: head,
+        next_after_sequence: next,
+    }))
+}
+
+/// `GET /events/{id}`: one envelope, or 404.
+pub async fn one(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<Box<RawValue>>, ApiError> {
+    let event = state
+        .store
+        .read(move |conn| read::event_by_id(conn, &id))
+        .await?;
+    event
+        .map(|e| Json(e.envelope_raw()))
+        .ok_or(ApiError::NotFound { path: None })
+}

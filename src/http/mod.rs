@@ -1,0 +1,58 @@
+//! The HTTP surface: the whole route table in [`router`], one file per resource family.
+
+pub mod alerts;
+pub mod error;
+pub mod events;
+pub mod extract;
+pub mod health;
+
+use crate::config::Config;
+use crate::store::Store;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Request, Uri};
+use axum::routing::get;
+use error::ApiError;
+use std::sync::Arc;
+use std::time::Instant;
+use tower_http::trace::TraceLayer;
+
+/// Handles every handler needs. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<Store>,
+    pub config: Arc<Config>,
+    pub started: Instant,
+}
+
+/// Every route hooklog serves.
+pub fn router(state: AppState) -> Router {
+    let body_limit = state.config.body_limit;
+    Router::new()
+        .route("/health", get(health::health))
+        .route("/stats", get(health::stats))
+        .route("/events", get(events::page).post(events::ingest))
+        .route("/events/{id}", get(events::one))
+        .route("/alerts", get(alerts::list))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(body_limit))
+        .layer(
+            // Spans carry the method and path only: query strings may hold tokens, bodies
+            // hold prompts and commands, and neither belongs in logs.
+            TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
+                tracing::debug_span!("request", method = %request.method(), path = %request.uri().path())
+            }),
+        )
+        .with_state(state)
+}
+
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError::NotFound {
+        path: Some(uri.path().to_string()),
+    }
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::MethodNotAllowed
+}

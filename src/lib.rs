@@ -1,0 +1,74 @@
+//! hooklog: the black box recorder for coding agents.
+//!
+//! Producers (agent hooks, adapters, orchestrators, coordination tools) post events over HTTP.
+//! Every event becomes one row of an append-only SQLite log with a global `sequence` and a
+//! per-session `session_sequence`, written by a single writer thread that commits in groups
+//! and answers only after the commit. Projections are updated in the same transaction, and
+//! committed events are published to a hub for live readers.
+//!
+//! Layout: [`event`] (the envelope), [`ingest`] (wire contracts, pure), [`store`] (SQLite:
+//! open, migrate, the writer, reads), [`projection`] (derived tables), [`stream`] (the hub),
+//! [`http`] (routes), [`cli`] (subcommands). [`App`] ties them together for `main` and tests.
+
+pub mod cli;
+pub mod config;
+pub mod event;
+pub mod http;
+pub mod ingest;
+pub mod projection;
+pub mod store;
+pub mod stream;
+
+use config::Config;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+use store::{Store, StoreError};
+use stream::Hub;
+use tokio::net::TcpListener;
+
+/// A hooklog with its database open and its writer running, ready to serve.
+pub struct App {
+    state: http::AppState,
+}
+
+impl App {
+    /// Opens (creating if needed) the database and starts the writer. Blocking file work runs
+    /// on the blocking pool.
+    pub async fn build(config: Config) -> Result<App, StoreError> {
+        let hub = Hub::new(config.hub_capacity);
+        let store = {
+            let config = config.clone();
+            tokio::task::spawn_blocking(move || Store::open(&config, hub))
+                .await
+                .expect("opening the store panicked")?
+        };
+        Ok(App {
+            state: http::AppState {
+                store: Arc::new(store),
+                config: Arc::new(config),
+                started: Instant::now(),
+            },
+        })
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.state.store
+    }
+
+    /// Serves until `shutdown` resolves: then stops accepting, lets in-flight requests finish,
+    /// lets the writer commit what it was given, and closes the database.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let store = self.state.store.clone();
+        let router = http::router(self.state);
+        let served = axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown)
+            .await;
+        store.close().await;
+        served
+    }
+}

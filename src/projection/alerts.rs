@@ -1,0 +1,87 @@
+//! The `alerts` projection. For now one kind is raised here: `unknownEventType`, for an event
+//! whose type the catalogue does not know (it is stored all the same).
+
+use crate::event::{StoredEvent, catalogue};
+use rusqlite::{Connection, params};
+use serde_json::json;
+
+pub const UNKNOWN_EVENT_TYPE: &str = "unknownEventType";
+
+pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<()> {
+    if catalogue::is_known(&event.event_type) {
+        return Ok(());
+    }
+    let message = format!(
+        "event type {:?} is not in the catalogue; the event was stored",
+        event.event_type
+    );
+    let details = json!({ "type": event.event_type, "source": event.source });
+    raise(conn, UNKNOWN_EVENT_TYPE, event, &message, &details)
+}
+
+fn raise(
+    conn: &Connection,
+    kind: &str,
+    event: &StoredEvent,
+    message: &str,
+    details: &serde_json::Value,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO alerts (kind, event_sequence, event_id, session_id, message, details, raised_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        kind,
+        event.sequence,
+        event.event_id,
+        event.session_id,
+        message,
+        details.to_string(),
+        event.received_at,
+    ])?;
+    Ok(())
+}
+
+/// One row of `alerts`, as `GET /alerts` returns it.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Alert {
+    pub id: i64,
+    pub kind: String,
+    pub event_sequence: i64,
+    pub event_id: String,
+    pub session_id: Option<String>,
+    pub message: String,
+    pub details: Option<serde_json::Value>,
+    pub raised_at: String,
+    pub acknowledged_at: Option<String>,
+}
+
+/// Alerts in the order they were raised, optionally of one kind, after an alert id.
+pub fn list(
+    conn: &Connection,
+    kind: Option<&str>,
+    after_id: i64,
+    limit: u32,
+) -> rusqlite::Result<Vec<Alert>> {
+    conn.prepare_cached(
+        "SELECT id, kind, event_sequence, event_id, session_id, message, details, raised_at,
+                acknowledged_at
+         FROM alerts WHERE (?1 IS NULL OR kind = ?1) AND id > ?2 ORDER BY id LIMIT ?3",
+    )?
+    .query_map(params![kind, after_id, limit], |row| {
+        let details: Option<String> = row.get(6)?;
+        Ok(Alert {
+            id: row.get(0)?,
+            kind: row.get(1)?,
+            event_sequence: row.get(2)?,
+            event_id: row.get(3)?,
+            session_id: row.get(4)?,
+            message: row.get(5)?,
+            details: details.and_then(|d| serde_json::from_str(&d).ok()),
+            raised_at: row.get(7)?,
+            acknowledged_at: row.get(8)?,
+        })
+    })?
+    .collect()
+}

@@ -1,0 +1,84 @@
+//! The SQLite store: opening the file (pragmas, migrations), the single writer thread, and the
+//! read-only connection pool that queries run on, off the async runtime.
+
+pub mod migrate;
+pub mod open;
+pub mod read;
+pub mod stats;
+pub mod writer;
+
+use crate::config::Config;
+use crate::stream::Hub;
+use open::ReadPool;
+use rusqlite::Connection;
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+pub use writer::{AppendError, Appended, Writer};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("connection pool: {0}")]
+    Pool(#[from] r2d2::Error),
+    #[error("the database was not initialised: {0} is missing from meta")]
+    MissingMeta(&'static str),
+}
+
+/// The open database: the writer handle, the reader pool, and the database's identity.
+pub struct Store {
+    pub writer: Writer,
+    pub readers: ReadPool,
+    /// Made once when the database was created; cursors are meaningful only within it.
+    pub generation_id: String,
+    writer_thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Store {
+    /// Opens the database at `config.db_path` (creating and migrating it) and starts the writer.
+    /// Blocking: call it before serving, or from `spawn_blocking`.
+    pub fn open(config: &Config, hub: Hub) -> Result<Store, StoreError> {
+        let conn = open::open_writer(&config.db_path, config.durability)?;
+        let generation_id = read::meta(&conn, "stream_generation_id")?
+            .ok_or(StoreError::MissingMeta("stream_generation_id"))?;
+        let readers = open::open_readers(&config.db_path, config.reader_pool_size)?;
+        let (writer, thread) = Writer::start(conn, hub)?;
+        Ok(Store {
+            writer,
+            readers,
+            generation_id,
+            writer_thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Runs a read on a pooled read-only connection, on the blocking thread pool. A panic inside
+    /// `f` is resumed in the caller rather than swallowed.
+    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let pool = self.readers.clone();
+        let task = tokio::task::spawn_blocking(move || -> Result<T, StoreError> {
+            let conn = pool.get()?;
+            Ok(f(&conn)?)
+        });
+        match task.await {
+            Ok(result) => result,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    }
+
+    /// Lets the writer finish everything queued so far, then waits for its thread to end.
+    pub async fn close(&self) {
+        self.writer.stop().await;
+        let thread = self
+            .writer_thread
+            .lock()
+            .expect("writer thread lock")
+            .take();
+        if let Some(thread) = thread {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Opening the database: the write connection (pragmas, then migrations) and the read-only pool.
+
+use super::migrate::migrate;
+use crate::config::Durability;
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, OpenFlags};
+use std::path::Path;
+use std::time::Duration;
+
+pub type ReadPool = r2d2::Pool<SqliteConnectionManager>;
+
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Bound on the WAL file left on disk after a checkpoint (64 MiB).
+const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
+/// Opens (creating if needed) the database for writing and brings its schema up to date.
+pub fn open_writer(path: &Path, durability: Durability) -> rusqlite::Result<Connection> {
+    let mut conn = Connection::open(path)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CANTOPEN),
+            Some(format!(
+                "could not switch the database to WAL (journal_mode is {mode})"
+            )),
+        ));
+    }
+    conn.pragma_update(None, "synchronous", durability.pragma())?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)?;
+    migrate(&mut conn)?;
+    Ok(conn)
+}
+
+/// A pool of read-only connections (`query_only`, opened read-only). Readers never block the
+/// writer under WAL, and cannot write even by mistake.
+pub fn open_readers(path: &Path, size: u32) -> Result<ReadPool, r2d2::Error> {
+    let manager = SqliteConnectionManager::file(path)
+        .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .with_init(|c| {
+            c.busy_timeout(BUSY_TIMEOUT)?;
+            c.pragma_update(None, "query_only", true)
+        });
+    r2d2::Pool::builder()
+        .max_size(size)
+        .min_idle(Some(1))
+        .build(manager)
+}

@@ -1,0 +1,72 @@
+//! Read queries over the log and its projections. They take a plain `&Connection` (a pooled
+//! read-only one in the server), so the CLI and tests can run them too.
+
+use crate::event::StoredEvent;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+/// The column list [`stored_event`] reads, in order.
+pub const EVENT_COLUMNS: &str = "sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload";
+
+pub fn stored_event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
+    Ok(StoredEvent {
+        sequence: row.get(0)?,
+        event_id: row.get(1)?,
+        session_id: row.get(2)?,
+        session_sequence: row.get(3)?,
+        event_type: row.get(4)?,
+        source: row.get(5)?,
+        event_time: row.get(6)?,
+        received_at: row.get(7)?,
+        payload: row.get(8)?,
+    })
+}
+
+/// The highest committed sequence (0 for an empty log).
+pub fn head(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("SELECT COALESCE(MAX(sequence), 0) FROM events", [], |r| {
+        r.get(0)
+    })
+}
+
+/// A page of events after a sequence, optionally within one session, with the head read in the
+/// same snapshot so `headSequence` is never behind the page.
+pub fn events_after(
+    conn: &Connection,
+    after_sequence: i64,
+    limit: u32,
+    session: Option<&str>,
+) -> rusqlite::Result<(Vec<StoredEvent>, i64)> {
+    let tx = conn.unchecked_transaction()?;
+    let events = match session {
+        Some(session) => tx
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ?1 AND sequence > ?2
+                 ORDER BY session_sequence LIMIT ?3"
+            ))?
+            .query_map(params![session, after_sequence, limit], stored_event)?
+            .collect::<rusqlite::Result<Vec<_>>>()?,
+        None => tx
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > ?1 ORDER BY sequence LIMIT ?2"
+            ))?
+            .query_map(params![after_sequence, limit], stored_event)?
+            .collect::<rusqlite::Result<Vec<_>>>()?,
+    };
+    let head = head(&tx)?;
+    tx.finish()?;
+    Ok((events, head))
+}
+
+pub fn event_by_id(conn: &Connection, event_id: &str) -> rusqlite::Result<Option<StoredEvent>> {
+    conn.prepare_cached(&format!(
+        "SELECT {EVENT_COLUMNS} FROM events WHERE event_id = ?1"
+    ))?
+    .query_row([event_id], stored_event)
+    .optional()
+}
+
+/// A value from the `meta` table.
+pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+        .optional()
+}
