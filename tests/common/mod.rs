@@ -1,0 +1,198 @@
+//! Shared test harness: a real hooklog on 127.0.0.1:0 with a temporary database file, an HTTP
+//! client, and read-only access to the file for checking what was really stored.
+#![allow(dead_code)]
+
+use hooklog::App;
+use hooklog::config::Config;
+use reqwest::StatusCode;
+use rusqlite::{Connection, OpenFlags};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub struct TestApp {
+    pub url: String,
+    pub db_path: PathBuf,
+    pub client: reqwest::Client,
+    pub dir: TempDir,
+    shutdown: Option<oneshot::Sender<()>>,
+    server: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+/// Starts hooklog on a fresh temporary database.
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// Starts hooklog on a fresh temporary database, after `adjust` has changed its config.
+pub async fn spawn_app_with(adjust: impl FnOnce(&mut Config)) -> TestApp {
+    init_tracing();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db_path = dir.path().join("hooklog.db");
+    let mut config = Config::for_path(&db_path);
+    adjust(&mut config);
+    start(config, dir).await
+}
+
+/// Starts hooklog on `config`, keeping `dir` (which holds the database) alive with it.
+pub async fn start(config: Config, dir: TempDir) -> TestApp {
+    let db_path = config.db_path.clone();
+    let app = App::build(config).await.expect("app builds");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (shutdown, stop) = oneshot::channel::<()>();
+    let server = tokio::spawn(app.serve(listener, async {
+        let _ = stop.await;
+    }));
+    TestApp {
+        url,
+        db_path,
+        client: reqwest::Client::new(),
+        dir,
+        shutdown: Some(shutdown),
+        server: Some(server),
+    }
+}
+
+fn init_tracing() {
+    if std::env::var_os("TEST_LOG").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("debug")
+            .with_test_writer()
+            .try_init();
+    }
+}
+
+impl TestApp {
+    /// POSTs a JSON body to `/events`.
+    pub async fn post_json(&self, body: &Value) -> (StatusCode, Value) {
+        self.post_raw("/events", "application/json", body.to_string().into_bytes())
+            .await
+    }
+
+    /// POSTs NDJSON lines to `/events`.
+    pub async fn post_ndjson(&self, lines: &[Value]) -> (StatusCode, Value) {
+        let body: Vec<String> = lines.iter().map(Value::to_string).collect();
+        self.post_raw(
+            "/events",
+            "application/x-ndjson",
+            body.join("\n").into_bytes(),
+        )
+        .await
+    }
+
+    pub async fn post_raw(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: Vec<u8>,
+    ) -> (StatusCode, Value) {
+        let response = self
+            .client
+            .post(format!("{}{path}", self.url))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .expect("request sent");
+        let status = response.status();
+        (status, response.json().await.expect("a JSON answer"))
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let response = self
+            .client
+            .get(format!("{}{path}", self.url))
+            .send()
+            .await
+            .expect("request sent");
+        let status = response.status();
+        (status, response.json().await.expect("a JSON answer"))
+    }
+
+    /// A read-only connection to the database file, independent of the server's.
+    pub fn db(&self) -> Connection {
+        open_read_only(&self.db_path)
+    }
+
+    pub fn event_count(&self) -> i64 {
+        self.db()
+            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// Stops the server as SIGTERM would and waits until the database is closed.
+    pub async fn stop(mut self) -> TempDir {
+        let _ = self.shutdown.take().expect("running").send(());
+        self.server
+            .take()
+            .expect("running")
+            .await
+            .expect("server task")
+            .expect("server ran");
+        std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
+    }
+}
+
+pub fn open_read_only(path: &std::path::Path) -> Connection {
+    Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("open the db read-only")
+}
+
+/// Waits until `condition` holds, polling, or panics after `deadline`.
+pub async fn wait_for(deadline: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Checks the log's invariants on a database file: `sequence` is exactly 1..N and each session's
+/// `session_sequence` is exactly 1..n. Returns N.
+pub fn assert_gapless(conn: &Connection) -> i64 {
+    let (count, min, max): (i64, Option<i64>, Option<i64>) = conn
+        .query_row(
+            "SELECT COUNT(*), MIN(sequence), MAX(sequence) FROM events",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    if count > 0 {
+        assert_eq!(
+            (min, max),
+            (Some(1), Some(count)),
+            "sequence is not exactly 1..{count}"
+        );
+    }
+    let mut stmt = conn
+        .prepare(
+            "SELECT session_id, COUNT(*), MIN(session_sequence), MAX(session_sequence)
+             FROM events WHERE session_id IS NOT NULL GROUP BY session_id",
+        )
+        .unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })
+        .unwrap();
+    for row in rows {
+        let (session, n, min, max) = row.unwrap();
+        assert_eq!(
+            (min, max),
+            (1, n),
+            "session {session}: session_sequence is not exactly 1..{n}"
+        );
+    }
+    count
+}
