@@ -145,6 +145,22 @@ async fn a_conflicting_repost_is_409_and_stores_nothing_from_its_request() {
         .await;
     assert_eq!(next["events"][0]["sequence"], 2);
     assert_eq!(next["events"][0]["sessionSequence"], 1);
+    // The same new id twice in one request with different content: refused, nothing stored.
+    let (status, body) = app
+        .post_json(&json!([
+            {"id": "twin", "type": "Stop"},
+            {"type": "Stop"},
+            {"id": "twin", "type": "Stop", "payload": {"other": true}},
+        ]))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["details"]["firstIndex"], 0);
+    assert_eq!(body["details"]["index"], 2);
+    assert!(
+        body["details"].get("sequence").is_none(),
+        "no position: it was undone"
+    );
+    assert_eq!(app.event_count(), 2);
     // Same id with another eventTime than the stored one is a conflict too.
     let (status, _) = app
         .post_json(&json!({"id": "evt-1", "type": "Stop", "payload": {"n": 1}, "eventTime": "2020-01-01T00:00:00Z"}))

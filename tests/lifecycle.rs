@@ -66,6 +66,8 @@ async fn a_restart_keeps_the_log_the_generation_and_the_head() {
     assert_eq!(generation.as_str().unwrap().len(), 32);
     let db_path = app.db_path.clone();
     let dir = app.stop().await;
+    let wal = std::fs::metadata(db_path.with_extension("db-wal")).map_or(0, |m| m.len());
+    assert_eq!(wal, 0, "a clean stop folds the WAL into the main file");
 
     let app = start(Config::for_path(&db_path), dir).await;
     assert_eq!(app.get("/stats").await.1["streamGenerationId"], generation);

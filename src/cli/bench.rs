@@ -214,8 +214,10 @@ impl Report {
         let commits = after.commits - before.commits;
         let events = after.events - before.events;
         println!(
-            "  commits: {commits}, {:.1} events per commit on average",
-            events as f64 / commits.max(1) as f64
+            "  commits: {commits}, {:.1} events per commit on average; writer busy {:.2} s inserting, {:.2} s committing",
+            events as f64 / commits.max(1) as f64,
+            (after.apply_micros - before.apply_micros) as f64 / 1e6,
+            (after.commit_micros - before.commit_micros) as f64 / 1e6,
         );
         let earlier: BTreeMap<&str, u64> = before
             .batch_sizes

@@ -9,6 +9,7 @@ use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AlertQuery {
     kind: Option<String>,
     #[serde(default)]
@@ -25,6 +26,9 @@ pub async fn list(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<AlertQuery>,
 ) -> Result<Json<AlertList>, ApiError> {
+    if query.after_id < 0 {
+        return Err(ApiError::invalid("after_id must be >= 0"));
+    }
     let limit = query.limit.unwrap_or(super::events::DEFAULT_PAGE);
     if !(1..=super::events::MAX_PAGE).contains(&limit) {
         return Err(ApiError::invalid(format!(

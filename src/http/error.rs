@@ -46,9 +46,10 @@ impl IntoResponse for ApiError {
                 StatusCode::NOT_FOUND,
                 json!({ "error": "not_found", "path": path }),
             ),
-            ApiError::NotFound { path: None } => {
-                (StatusCode::NOT_FOUND, json!({ "error": "not_found" }))
-            }
+            ApiError::NotFound { path: None } => (
+                StatusCode::NOT_FOUND,
+                json!({ "error": "not_found", "message": "no such resource" }),
+            ),
             ApiError::MethodNotAllowed => (
                 StatusCode::METHOD_NOT_ALLOWED,
                 json!({ "error": "method_not_allowed", "message": "this route does not take that method" }),
@@ -98,6 +99,14 @@ impl From<AppendError> for ApiError {
             } => ApiError::Conflict {
                 message: format!("{e}; nothing from this request was stored"),
                 details: json!({ "index": index, "id": id, "sequence": sequence }),
+            },
+            AppendError::ConflictWithinRequest {
+                first,
+                index,
+                ref id,
+            } => ApiError::Conflict {
+                message: format!("{e}; nothing from this request was stored"),
+                details: json!({ "index": index, "id": id, "firstIndex": first }),
             },
             AppendError::Storage(cause) => ApiError::StorageUnavailable(cause),
             AppendError::Stopped => ApiError::ShuttingDown,

@@ -39,6 +39,7 @@ pub async fn ingest(
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PageQuery {
     #[serde(default)]
     after_sequence: i64,

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// Batch-size buckets: 1, 2-3, 4-7, ..., 1024+ events per commit.
 const BUCKETS: usize = 11;
@@ -11,6 +12,8 @@ const BUCKETS: usize = 11;
 pub struct WriterStats {
     commits: AtomicU64,
     events: AtomicU64,
+    apply_micros: AtomicU64,
+    commit_micros: AtomicU64,
     by_size: [AtomicU64; BUCKETS],
 }
 
@@ -19,6 +22,10 @@ pub struct WriterStats {
 pub struct StatsSnapshot {
     pub commits: u64,
     pub events: u64,
+    /// Time spent inserting and projecting, inside transactions.
+    pub apply_micros: u64,
+    /// Time spent in `COMMIT` (the fsync, and any checkpoint it triggers).
+    pub commit_micros: u64,
     /// `[{"events": "4-7", "commits": 12}, ...]`, buckets with no commits left out.
     pub batch_sizes: Vec<BatchBucket>,
 }
@@ -30,11 +37,18 @@ pub struct BatchBucket {
 }
 
 impl WriterStats {
-    /// Records one committed transaction holding `events` new events (0 for all-duplicates).
-    pub fn record_commit(&self, events: usize) {
+    /// Records one committed transaction holding `events` new events (0 for all-duplicates),
+    /// and how long its two phases took.
+    pub fn record_commit(&self, events: usize, apply: Duration, commit: Duration) {
         self.commits.fetch_add(1, Ordering::Relaxed);
+        self.apply_micros
+            .fetch_add(apply.as_micros() as u64, Ordering::Relaxed);
+        self.commit_micros
+            .fetch_add(commit.as_micros() as u64, Ordering::Relaxed);
         self.events.fetch_add(events as u64, Ordering::Relaxed);
-        self.by_size[bucket(events)].fetch_add(1, Ordering::Relaxed);
+        if events > 0 {
+            self.by_size[bucket(events)].fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     pub fn snapshot(&self) -> StatsSnapshot {
@@ -52,6 +66,8 @@ impl WriterStats {
         StatsSnapshot {
             commits: self.commits.load(Ordering::Relaxed),
             events: self.events.load(Ordering::Relaxed),
+            apply_micros: self.apply_micros.load(Ordering::Relaxed),
+            commit_micros: self.commit_micros.load(Ordering::Relaxed),
             batch_sizes,
         }
     }
@@ -77,11 +93,11 @@ mod tests {
     #[test]
     fn buckets_are_powers_of_two() {
         let stats = WriterStats::default();
-        for n in [1, 2, 3, 4, 7, 8, 1000, 5000] {
-            stats.record_commit(n);
+        for n in [0, 1, 2, 3, 4, 7, 8, 1000, 5000] {
+            stats.record_commit(n, Duration::ZERO, Duration::ZERO);
         }
         let snap = stats.snapshot();
-        assert_eq!(snap.commits, 8);
+        assert_eq!(snap.commits, 9, "a commit of duplicates only is a commit");
         let labels: Vec<(&str, u64)> = snap
             .batch_sizes
             .iter()

@@ -11,6 +11,7 @@ use crate::stream::Hub;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
 /// Most events one transaction takes before it commits (bounds latency under a flood).
@@ -38,6 +39,14 @@ pub enum AppendError {
         index: usize,
         id: String,
         sequence: i64,
+    },
+    #[error(
+        "event {id} appears twice in this request (indexes {first} and {index}) with different content"
+    )]
+    ConflictWithinRequest {
+        first: usize,
+        index: usize,
+        id: String,
     },
     #[error("the database refused the write: {0}")]
     Storage(String),
@@ -177,6 +186,10 @@ impl WriterThread {
                 self.commit_batch(batch);
             }
         }
+        // Fold the WAL into the main file so a stopped hooklog leaves one self-contained file.
+        if let Err(e) = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)") {
+            tracing::warn!(error = %e, "checkpoint at shutdown failed; the WAL is kept and replayed on next open");
+        }
         tracing::debug!(head = self.head, "writer stopped");
     }
 
@@ -185,10 +198,13 @@ impl WriterThread {
         let received_at = time::now();
         let mut outcomes = Vec::with_capacity(batch.len());
         let mut committed: Vec<StoredEvent> = Vec::new();
+        let started = Instant::now();
+        let mut applied = started;
         let result = self.conn.execute_batch("BEGIN IMMEDIATE").and_then(|()| {
             for pending in &batch {
                 outcomes.push(self.apply_request(&pending.events, &received_at, &mut committed)?);
             }
+            applied = Instant::now();
             self.conn.execute_batch("COMMIT")
         });
         if let Err(e) = result {
@@ -202,7 +218,8 @@ impl WriterThread {
             return;
         }
         self.shared_head.store(self.head, Ordering::Release);
-        self.stats.record_commit(committed.len());
+        self.stats
+            .record_commit(committed.len(), applied - started, applied.elapsed());
         self.hub.publish(committed);
         for (pending, outcome) in batch.into_iter().zip(outcomes) {
             let _ = pending.reply.send(outcome);
@@ -236,6 +253,18 @@ impl WriterThread {
                     .execute_batch("ROLLBACK TO request; RELEASE request")?;
                 self.head = head_before;
                 Ok(Err(match error {
+                    // The stored twin was appended by this request and has just been undone.
+                    RequestError::Conflict {
+                        index,
+                        id,
+                        sequence,
+                    } if sequence > head_before => {
+                        let first = events
+                            .iter()
+                            .position(|e| e.event_id == id)
+                            .unwrap_or(index);
+                        AppendError::ConflictWithinRequest { first, index, id }
+                    }
                     RequestError::Conflict {
                         index,
                         id,
