@@ -7,6 +7,8 @@ use crate::config::Durability;
 use crate::store::stats::StatsSnapshot;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
@@ -103,7 +105,6 @@ impl IngestArgs {
         for (scenario, events, connections, batch) in plan {
             let before = stats(&client, &url).await?;
             let load = Load {
-                client: client.clone(),
                 url: url.clone(),
                 events,
                 connections,
@@ -119,7 +120,6 @@ impl IngestArgs {
 }
 
 struct Load {
-    client: reqwest::Client,
     url: String,
     events: usize,
     connections: usize,
@@ -155,7 +155,21 @@ impl Load {
         })
     }
 
+    /// One keep-alive HTTP/1.1 connection posting requests one after another. A bare hyper
+    /// connection rather than a pooled client: the generator shares the machine's cores with the
+    /// server, so every microsecond it spends is one the server does not get.
     async fn worker(&self, next: &AtomicUsize) -> anyhow::Result<Vec<Duration>> {
+        let authority = self.url.trim_start_matches("http://").to_string();
+        let stream = tokio::net::TcpStream::connect(&authority).await?;
+        stream.set_nodelay(true)?;
+        let io = hyper_util::rt::TokioIo::new(stream);
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(io).await?;
+        tokio::spawn(connection);
+        let content_type = if self.batch == 1 {
+            "application/json"
+        } else {
+            "application/x-ndjson"
+        };
         let mut latencies = Vec::new();
         loop {
             let first = next.fetch_add(self.batch, Ordering::Relaxed);
@@ -164,20 +178,14 @@ impl Load {
             }
             let last = (first + self.batch).min(self.events);
             let lines: Vec<String> = (first..last).map(|i| payload(i, self.sessions)).collect();
-            let request = self.client.post(format!("{}/events", self.url));
-            let request = if self.batch == 1 {
-                request
-                    .header("content-type", "application/json")
-                    .body(lines.concat())
-            } else {
-                request
-                    .header("content-type", "application/x-ndjson")
-                    .body(lines.join("\n"))
-            };
+            let request = hyper::Request::post("/events")
+                .header("host", &authority)
+                .header("content-type", content_type)
+                .body(Full::new(Bytes::from(lines.join("\n"))))?;
             let sent = Instant::now();
-            let response = request.send().await?;
+            let response = sender.send_request(request).await?;
             let status = response.status();
-            response.bytes().await?;
+            response.into_body().collect().await?;
             latencies.push(sent.elapsed());
             if !status.is_success() {
                 bail!("the server answered {status}");

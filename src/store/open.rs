@@ -12,6 +12,9 @@ pub type ReadPool = r2d2::Pool<SqliteConnectionManager>;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Bound on the WAL file left on disk after a checkpoint (64 MiB).
 const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+/// The writer's page cache, in KiB (negative = KiB for `cache_size`): a large batch must fit,
+/// or SQLite spills dirty pages to the WAL in the middle of the transaction.
+const WRITER_CACHE_KIB: i64 = 64 * 1024;
 
 /// Opens (creating if needed) the database for writing and brings its schema up to date.
 pub fn open_writer(path: &Path, durability: Durability) -> rusqlite::Result<Connection> {
@@ -29,6 +32,9 @@ pub fn open_writer(path: &Path, durability: Durability) -> rusqlite::Result<Conn
     conn.pragma_update(None, "synchronous", durability.pragma())?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)?;
+    conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
+    // Savepoints journal the pages they change; keep that journal in memory, not a temp file.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     migrate(&mut conn)?;
     Ok(conn)
 }
