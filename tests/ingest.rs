@@ -347,3 +347,54 @@ async fn an_envelope_read_back_imports_into_another_database_unchanged() {
     assert_eq!(again["events"][0]["duplicate"], true);
     assert_eq!(copy.event_count(), 2);
 }
+
+#[tokio::test]
+async fn a_recorded_claude_code_session_replays_in_order_and_idempotently() {
+    let app = spawn_app().await;
+    let recording = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/claude-code-session.ndjson"
+    ))
+    .unwrap();
+    let lines: Vec<Value> = recording
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let (status, first) = app
+        .post_raw("/events", "application/x-ndjson", recording.clone())
+        .await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let (_, again) = app
+        .post_raw("/events", "application/x-ndjson", recording)
+        .await;
+    assert!(
+        again["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["duplicate"] == true)
+    );
+    assert_eq!(app.event_count(), lines.len() as i64);
+
+    let (_, page) = app
+        .get(&format!(
+            "/events?session={}",
+            lines[0]["sessionId"].as_str().unwrap()
+        ))
+        .await;
+    let stored = page["events"].as_array().unwrap();
+    assert_eq!(stored.len(), lines.len());
+    for (n, (line, event)) in lines.iter().zip(stored).enumerate() {
+        assert_eq!(event["id"], line["id"]);
+        assert_eq!(event["context"]["sessionSequence"], n + 1);
+        assert_eq!(event["context"]["eventTime"], line["eventTime"]);
+        assert_eq!(event["payload"], line["payload"], "payload kept as sent");
+    }
+    let (_, alerts) = app.get("/alerts").await;
+    assert_eq!(
+        alerts["alerts"],
+        json!([]),
+        "every Claude Code hook event is in the catalogue"
+    );
+}
