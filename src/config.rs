@@ -2,6 +2,7 @@
 //! directly with [`Config::for_path`].
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// How hard a commit waits for the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -31,6 +32,8 @@ pub struct Config {
     pub reader_pool_size: u32,
     /// Committed events the hub buffers for slow live subscribers.
     pub hub_capacity: usize,
+    /// Idle time after which an event stream sends a `: keepalive` comment.
+    pub keepalive: Duration,
 }
 
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
@@ -43,6 +46,7 @@ impl Config {
             body_limit: DEFAULT_BODY_LIMIT,
             reader_pool_size: 8,
             hub_capacity: 4096,
+            keepalive: Duration::from_secs(15),
         }
     }
 }

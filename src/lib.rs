@@ -30,6 +30,7 @@ use tokio::net::TcpListener;
 /// A hooklog with its database open and its writer running, ready to serve.
 pub struct App {
     state: http::AppState,
+    shutdown: tokio::sync::watch::Sender<bool>,
 }
 
 impl App {
@@ -43,12 +44,15 @@ impl App {
                 .await
                 .expect("opening the store panicked")?
         };
+        let (shutdown, stopping) = tokio::sync::watch::channel(false);
         Ok(App {
             state: http::AppState {
                 store: Arc::new(store),
                 config: Arc::new(config),
                 started: Instant::now(),
+                shutdown: stopping,
             },
+            shutdown,
         })
     }
 
@@ -65,8 +69,13 @@ impl App {
     ) -> std::io::Result<()> {
         let store = self.state.store.clone();
         let router = http::router(self.state);
+        let stopping = self.shutdown;
         let served = axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                // Open event streams end on this, so they do not hold the shutdown open.
+                let _ = stopping.send(true);
+            })
             .await;
         store.close().await;
         served

@@ -3,13 +3,16 @@
 use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
+use super::streams::{self, StreamQuery};
 use crate::ingest::{body::is_ndjson, canonical};
 use crate::store::{Appended, read};
+use crate::stream::scope::{Filter, Scope};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, header};
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -40,11 +43,15 @@ pub async fn ingest(
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PageQuery {
-    #[serde(default)]
-    after_sequence: i64,
+pub struct EventsQuery {
+    after_sequence: Option<i64>,
     limit: Option<u32>,
     session: Option<String>,
+    #[serde(rename = "type")]
+    event_type: Option<String>,
+    source: Option<String>,
+    after_event_id: Option<String>,
+    from: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -56,12 +63,36 @@ pub struct Page {
     next_after_sequence: i64,
 }
 
-/// `GET /events?after_sequence=N&limit=M&session=S`: a page of canonical envelopes.
-pub async fn page(
+/// `GET /events`: with `Accept: text/event-stream`, the global stream (history from a cursor,
+/// then live); otherwise a JSON page of canonical envelopes. Both take `session`, `type`,
+/// `source` filters.
+pub async fn list(
     State(state): State<AppState>,
-    ApiQuery(query): ApiQuery<PageQuery>,
-) -> Result<Json<Page>, ApiError> {
-    if query.after_sequence < 0 {
+    headers: HeaderMap,
+    ApiQuery(query): ApiQuery<EventsQuery>,
+) -> Result<Response, ApiError> {
+    let scope = Scope::Global(Filter {
+        session: query.session,
+        event_type: query.event_type,
+        source: query.source,
+    });
+    if streams::wants_event_stream(&headers) {
+        let cursor = StreamQuery {
+            after_event_id: query.after_event_id,
+            after_sequence: query.after_sequence,
+            from: query.from,
+        }
+        .cursor(&headers)?;
+        let resolution = streams::resolve(&state, &scope, &cursor).await?;
+        return streams::open(state, scope, resolution);
+    }
+    if query.after_event_id.is_some() || query.from.is_some() {
+        return Err(ApiError::invalid(
+            "after_event_id and from are for event streams (Accept: text/event-stream); pages use after_sequence",
+        ));
+    }
+    let after = query.after_sequence.unwrap_or(0);
+    if after < 0 {
         return Err(ApiError::invalid("after_sequence must be >= 0"));
     }
     let limit = query.limit.unwrap_or(DEFAULT_PAGE);
@@ -70,17 +101,23 @@ pub async fn page(
             "limit must be between 1 and {MAX_PAGE}"
         )));
     }
-    let after = query.after_sequence;
     let (events, head) = state
         .store
-        .read(move |conn| read::events_after(conn, after, limit, query.session.as_deref()))
+        .read(move |conn| {
+            let tx = conn.unchecked_transaction()?;
+            let events = scope.page(&tx, after, limit)?;
+            let head = read::head(&tx)?;
+            tx.finish()?;
+            Ok((events, head))
+        })
         .await?;
     let next = events.last().map_or(after, |e| e.sequence);
     Ok(Json(Page {
         events: events.iter().map(|e| e.envelope_raw()).collect(),
         head_sequence: head,
         next_after_sequence: next,
-    }))
+    })
+    .into_response())
 }
 
 /// `GET /events/{id}`: one envelope, or 404.

@@ -5,6 +5,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod health;
+pub mod streams;
 
 use crate::config::Config;
 use crate::store::Store;
@@ -15,6 +16,7 @@ use axum::routing::get;
 use error::ApiError;
 use std::sync::Arc;
 use std::time::Instant;
+use tokio::sync::watch;
 use tower_http::trace::TraceLayer;
 
 /// Handles every handler needs. Cheap to clone.
@@ -23,6 +25,8 @@ pub struct AppState {
     pub store: Arc<Store>,
     pub config: Arc<Config>,
     pub started: Instant,
+    /// Turns true when the server starts shutting down; open streams end on it.
+    pub shutdown: watch::Receiver<bool>,
 }
 
 /// Every route hooklog serves.
@@ -31,8 +35,9 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/health", get(health::health))
         .route("/stats", get(health::stats))
-        .route("/events", get(events::page).post(events::ingest))
+        .route("/events", get(events::list).post(events::ingest))
         .route("/events/{id}", get(events::one))
+        .route("/sessions/{id}/events", get(streams::session))
         .route("/alerts", get(alerts::list))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -31,6 +31,8 @@ pub struct Store {
     pub readers: ReadPool,
     /// Made once when the database was created; cursors are meaningful only within it.
     pub generation_id: String,
+    /// Where the writer publishes committed events.
+    pub hub: Hub,
     writer_thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -42,11 +44,12 @@ impl Store {
         let generation_id = read::meta(&conn, "stream_generation_id")?
             .ok_or(StoreError::MissingMeta("stream_generation_id"))?;
         let readers = open::open_readers(&config.db_path, config.reader_pool_size)?;
-        let (writer, thread) = Writer::start(conn, hub)?;
+        let (writer, thread) = Writer::start(conn, hub.clone())?;
         Ok(Store {
             writer,
             readers,
             generation_id,
+            hub,
             writer_thread: Mutex::new(Some(thread)),
         })
     }

@@ -2,7 +2,7 @@
 //! read-only one in the server), so the CLI and tests can run them too.
 
 use crate::event::StoredEvent;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row};
 
 /// The column list [`stored_event`] reads, in order.
 pub const EVENT_COLUMNS: &str = "sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload";
@@ -26,35 +26,6 @@ pub fn head(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("SELECT COALESCE(MAX(sequence), 0) FROM events", [], |r| {
         r.get(0)
     })
-}
-
-/// A page of events after a sequence, optionally within one session, with the head read in the
-/// same snapshot so `headSequence` is never behind the page.
-pub fn events_after(
-    conn: &Connection,
-    after_sequence: i64,
-    limit: u32,
-    session: Option<&str>,
-) -> rusqlite::Result<(Vec<StoredEvent>, i64)> {
-    let tx = conn.unchecked_transaction()?;
-    let events = match session {
-        Some(session) => tx
-            .prepare_cached(&format!(
-                "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ?1 AND sequence > ?2
-                 ORDER BY session_sequence LIMIT ?3"
-            ))?
-            .query_map(params![session, after_sequence, limit], stored_event)?
-            .collect::<rusqlite::Result<Vec<_>>>()?,
-        None => tx
-            .prepare_cached(&format!(
-                "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > ?1 ORDER BY sequence LIMIT ?2"
-            ))?
-            .query_map(params![after_sequence, limit], stored_event)?
-            .collect::<rusqlite::Result<Vec<_>>>()?,
-    };
-    let head = head(&tx)?;
-    tx.finish()?;
-    Ok((events, head))
 }
 
 pub fn event_by_id(conn: &Connection, event_id: &str) -> rusqlite::Result<Option<StoredEvent>> {

@@ -1,5 +1,9 @@
-//! Live delivery of committed events. The hub is fed by the writer after each commit.
+//! Live delivery of committed events: the hub the writer feeds after each commit, and streams
+//! that replay history from a cursor and continue live.
 
+pub mod cursor;
 mod hub;
+pub mod scope;
+pub mod sse;
 
 pub use hub::Hub;

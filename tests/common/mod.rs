@@ -2,6 +2,8 @@
 //! client, and read-only access to the file for checking what was really stored.
 #![allow(dead_code)]
 
+pub mod sse;
+
 use hooklog::App;
 use hooklog::config::Config;
 use reqwest::StatusCode;
@@ -113,6 +115,28 @@ impl TestApp {
             .expect("request sent");
         let status = response.status();
         (status, response.json().await.expect("a JSON answer"))
+    }
+
+    /// Opens an event stream (`Accept: text/event-stream`) with extra headers.
+    pub async fn stream(&self, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
+        let mut request = self
+            .client
+            .get(format!("{}{path}", self.url))
+            .header("accept", "text/event-stream");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send().await.expect("stream request sent")
+    }
+
+    /// Posts `n` events of session `session` (types cycle through a few known ones).
+    pub async fn post_session_events(&self, session: &str, n: usize) -> Vec<Value> {
+        let events: Vec<Value> = (0..n)
+            .map(|i| serde_json::json!({"type": "PostToolUse", "sessionId": session, "payload": {"i": i}}))
+            .collect();
+        let (status, body) = self.post_json(&Value::Array(events)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body["events"].as_array().unwrap().clone()
     }
 
     /// A read-only connection to the database file, independent of the server's.

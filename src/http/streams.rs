@@ -1,0 +1,183 @@
+//! Server-Sent Events: `GET /sessions/{id}/events` (one session, ordered by `sessionSequence`)
+//! and `GET /events` with `Accept: text/event-stream` (everything, ordered by `sequence`). With
+//! `Accept: application/json` the session route is a reconnect probe instead.
+
+use super::AppState;
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery};
+use crate::stream::cursor::{Cursor, Resolution};
+use crate::stream::scope::{Bounds, Scope};
+use crate::stream::sse::follow;
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use serde::Deserialize;
+use serde_json::json;
+use std::time::Duration;
+
+pub const GENERATION_HEADER: &str = "x-hooklog-stream-generation-id";
+/// How long a disconnected EventSource waits before reconnecting.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// The cursor parameters every stream route takes.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct StreamQuery {
+    pub after_event_id: Option<String>,
+    pub after_sequence: Option<i64>,
+    /// `now`: live only.
+    pub from: Option<String>,
+}
+
+impl StreamQuery {
+    pub fn cursor(self, headers: &HeaderMap) -> Result<Cursor, ApiError> {
+        if self.after_sequence.is_some_and(|n| n < 0) {
+            return Err(ApiError::invalid("after_sequence must be >= 0"));
+        }
+        let from_now = match self.from.as_deref() {
+            None => false,
+            Some("now") => true,
+            Some(other) => {
+                return Err(ApiError::invalid(format!(
+                    "from must be \"now\", not {other:?}"
+                )));
+            }
+        };
+        let last_event_id = headers
+            .get("last-event-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+            .filter(|v| !v.is_empty());
+        Ok(Cursor {
+            last_event_id,
+            after_event_id: self.after_event_id.filter(|v| !v.is_empty()),
+            after_sequence: self.after_sequence,
+            from_now,
+        })
+    }
+}
+
+/// Whether the client asked for JSON rather than an event stream.
+pub fn wants_json(headers: &HeaderMap) -> bool {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    accept.contains("application/json") && !accept.contains("text/event-stream")
+}
+
+pub fn wants_event_stream(headers: &HeaderMap) -> bool {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    accept.contains("text/event-stream")
+}
+
+/// `GET /sessions/{id}/events`.
+pub async fn session(
+    State(state): State<AppState>,
+    ApiPath(session_id): ApiPath<String>,
+    headers: HeaderMap,
+    ApiQuery(query): ApiQuery<StreamQuery>,
+) -> Result<Response, ApiError> {
+    let cursor = query.cursor(&headers)?;
+    let scope = Scope::Session(session_id.clone());
+    let resolution = resolve(&state, &scope, &cursor).await?;
+    if wants_json(&headers) {
+        return Ok(probe(&state, &session_id, resolution));
+    }
+    open(state, scope, resolution)
+}
+
+/// Resolves a cursor on the reader pool.
+pub async fn resolve(
+    state: &AppState,
+    scope: &Scope,
+    cursor: &Cursor,
+) -> Result<Resolution, ApiError> {
+    let (scope, cursor) = (scope.clone(), cursor.clone());
+    Ok(state
+        .store
+        .read(move |conn| cursor.resolve(conn, &scope))
+        .await?)
+}
+
+/// Opens the event stream, or refuses a stale cursor with `400 invalid_cursor`.
+pub fn open(state: AppState, scope: Scope, resolution: Resolution) -> Result<Response, ApiError> {
+    let after = match resolution {
+        Resolution::Ready { after, .. } => after,
+        Resolution::Stale { bounds } => return Ok(stale(&state, bounds)),
+    };
+    let mut shutdown = state.shutdown.clone();
+    let frames =
+        follow(state.store.clone(), state.store.hub.clone(), scope, after).map(|delivery| {
+            delivery.map(|d| {
+                Event::default()
+                    .id(d.position.to_string())
+                    .event(d.event.event_type.as_str())
+                    .data(d.event.envelope_json())
+            })
+        });
+    let hint = futures_util::stream::once(async { Ok(Event::default().retry(RETRY)) });
+    let stream = hint.chain(frames).take_until(Box::pin(async move {
+        let _ = shutdown.wait_for(|stopping| *stopping).await;
+    }));
+    let keep_alive = KeepAlive::new()
+        .interval(state.config.keepalive)
+        .text("keepalive");
+    let mut response = Sse::new(stream).keep_alive(keep_alive).into_response();
+    response
+        .headers_mut()
+        .insert(GENERATION_HEADER, generation(&state));
+    Ok(response)
+}
+
+fn generation(state: &AppState) -> HeaderValue {
+    HeaderValue::from_str(&state.store.generation_id).expect("the generation id is hex")
+}
+
+fn stale(state: &AppState, bounds: Bounds) -> Response {
+    let body = json!({
+        "error": "invalid_cursor",
+        "outcome": "CURSOR_STALE",
+        "message": "the cursor does not name a position in this stream's retained history; reconnect without it to replay from the start",
+        "firstAvailableSequence": bounds.first_available_sequence,
+        "headSequence": bounds.head_sequence,
+    });
+    let mut response = (StatusCode::BAD_REQUEST, Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert(GENERATION_HEADER, generation(state));
+    response
+}
+
+/// The JSON reconnect probe (seed 003's `FactorySessionEventStreamRecovery`, with the bounds).
+fn probe(state: &AppState, session_id: &str, resolution: Resolution) -> Response {
+    let (outcome, bounds) = match resolution {
+        Resolution::Stale { bounds } | Resolution::Ready { bounds, .. }
+            if bounds.head_sequence == 0 =>
+        {
+            ("UNKNOWN_SESSION", bounds)
+        }
+        Resolution::Stale { bounds } => ("CURSOR_STALE", bounds),
+        Resolution::Ready { bounds, .. } => ("STREAM_READY", bounds),
+    };
+    let stale = outcome == "CURSOR_STALE";
+    let body = json!({
+        "sessionId": session_id,
+        "outcome": outcome,
+        "retry": { "omitAfterEventId": stale, "omitAfterSequence": stale },
+        "headSequence": bounds.head_sequence,
+        "firstAvailableSequence": bounds.first_available_sequence,
+        "streamGenerationId": state.store.generation_id,
+    });
+    let mut response = Json(body).into_response();
+    response
+        .headers_mut()
+        .insert(GENERATION_HEADER, generation(state));
+    response
+}

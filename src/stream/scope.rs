@@ -1,0 +1,118 @@
+//! What a stream delivers and how it is ordered. A session stream is ordered by
+//! `session_sequence`, the global stream by `sequence`; frame ids and cursors use that number.
+
+use crate::event::StoredEvent;
+use crate::store::read::{EVENT_COLUMNS, stored_event};
+use rusqlite::{Connection, OptionalExtension, params};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scope {
+    /// Every event, optionally narrowed; ordered by `sequence`.
+    Global(Filter),
+    /// One session's events; ordered by `session_sequence`.
+    Session(String),
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    pub session: Option<String>,
+    pub event_type: Option<String>,
+    pub source: Option<String>,
+}
+
+/// The ordering numbers a stream can currently serve: `first` is the oldest retained (0 when the
+/// stream is empty), `head` the newest (0 when empty).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bounds {
+    pub first_available_sequence: i64,
+    pub head_sequence: i64,
+}
+
+impl Scope {
+    /// The event's ordering number in this stream, or `None` if the event is not part of it.
+    pub fn position(&self, event: &StoredEvent) -> Option<i64> {
+        match self {
+            Scope::Session(id) => match &event.session_id {
+                Some(s) if s == id => event.session_sequence,
+                _ => None,
+            },
+            Scope::Global(filter) => {
+                let wanted = |want: &Option<String>, have: Option<&str>| {
+                    want.as_deref().is_none_or(|w| Some(w) == have)
+                };
+                (wanted(&filter.session, event.session_id.as_deref())
+                    && wanted(&filter.event_type, Some(&event.event_type))
+                    && wanted(&filter.source, Some(&event.source)))
+                .then_some(event.sequence)
+            }
+        }
+    }
+
+    /// Whether consecutive events of this stream have consecutive numbers (so a jump is a gap).
+    pub fn is_contiguous(&self) -> bool {
+        match self {
+            Scope::Session(_) => true,
+            Scope::Global(filter) => *filter == Filter::default(),
+        }
+    }
+
+    /// Up to `limit` events after ordering number `after`, in order. One short read.
+    pub fn page(
+        &self,
+        conn: &Connection,
+        after: i64,
+        limit: u32,
+    ) -> rusqlite::Result<Vec<StoredEvent>> {
+        match self {
+            Scope::Session(id) => conn
+                .prepare_cached(&format!(
+                    "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ?1 AND session_sequence > ?2
+                     ORDER BY session_sequence LIMIT ?3"
+                ))?
+                .query_map(params![id, after, limit], stored_event)?
+                .collect(),
+            Scope::Global(f) => conn
+                .prepare_cached(&format!(
+                    "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > ?1
+                       AND (?2 IS NULL OR session_id = ?2) AND (?3 IS NULL OR type = ?3)
+                       AND (?4 IS NULL OR source = ?4)
+                     ORDER BY sequence LIMIT ?5"
+                ))?
+                .query_map(params![after, f.session, f.event_type, f.source, limit], stored_event)?
+                .collect(),
+        }
+    }
+
+    pub fn bounds(&self, conn: &Connection) -> rusqlite::Result<Bounds> {
+        let (first, head): (Option<i64>, Option<i64>) = match self {
+            Scope::Session(id) => conn.query_row(
+                "SELECT MIN(session_sequence), MAX(session_sequence) FROM events WHERE session_id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?,
+            Scope::Global(_) => conn.query_row("SELECT MIN(sequence), MAX(sequence) FROM events", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?,
+        };
+        Ok(Bounds {
+            first_available_sequence: first.unwrap_or(0),
+            head_sequence: head.unwrap_or(0),
+        })
+    }
+
+    /// The ordering number of the event with this id, if it is part of this stream.
+    pub fn position_of(&self, conn: &Connection, event_id: &str) -> rusqlite::Result<Option<i64>> {
+        let event = conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE event_id = ?1"
+            ))?
+            .query_row([event_id], stored_event)
+            .optional()?;
+        Ok(event.and_then(|e| match self {
+            // A global cursor is a point in the log, whether or not the filter selects it.
+            Scope::Global(_) => Some(e.sequence),
+            Scope::Session(_) => self.position(&e),
+        }))
+    }
+}
