@@ -34,6 +34,10 @@ pub struct Config {
     pub hub_capacity: usize,
     /// Idle time after which an event stream sends a `: keepalive` comment.
     pub keepalive: Duration,
+    /// How long a request body may go without receiving any bytes (then 408).
+    pub body_timeout: Duration,
+    /// On shutdown, how long open connections get to finish before they are closed anyway.
+    pub drain_timeout: Duration,
 }
 
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
@@ -47,6 +51,8 @@ impl Config {
             reader_pool_size: 8,
             hub_capacity: 4096,
             keepalive: Duration::from_secs(15),
+            body_timeout: Duration::from_secs(30),
+            drain_timeout: Duration::from_secs(10),
         }
     }
 }

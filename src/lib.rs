@@ -20,7 +20,7 @@ pub mod store;
 pub mod stream;
 
 use config::Config;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::sync::Arc;
 use std::time::Instant;
 use store::{Store, StoreError};
@@ -68,15 +68,28 @@ impl App {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let store = self.state.store.clone();
+        let drain_timeout = self.state.config.drain_timeout;
         let router = http::router(self.state);
         let stopping = self.shutdown;
-        let served = axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                // Open event streams end on this, so they do not hold the shutdown open.
-                let _ = stopping.send(true);
-            })
-            .await;
+        let mut begun = stopping.subscribe();
+        let graceful = axum::serve(listener, router).with_graceful_shutdown(async move {
+            shutdown.await;
+            // Open event streams end on this, so they do not hold the shutdown open.
+            let _ = stopping.send(true);
+        });
+        // A client that never finishes its request must not keep hooklog up forever: after
+        // the drain timeout the remaining connections are dropped and the store still closes.
+        let overdue = async move {
+            let _ = begun.wait_for(|stopping| *stopping).await;
+            tokio::time::sleep(drain_timeout).await;
+        };
+        let served = tokio::select! {
+            served = graceful.into_future() => served,
+            () = overdue => {
+                tracing::warn!(?drain_timeout, "connections still open after the drain timeout; closing them");
+                Ok(())
+            }
+        };
         store.close().await;
         served
     }

@@ -69,6 +69,34 @@ async fn object_array_and_ndjson_are_appended_in_order_with_session_sequences() 
 }
 
 #[tokio::test]
+async fn payload_numbers_keep_their_full_precision() {
+    let app = spawn_app().await;
+    let body = br#"{"id":"n","type":"Stop","payload":{"big":123456789012345678901234567890,"tiny":1e-400,"huge":1e400,"f":0.1,"one":1.0}}"#;
+    let (status, answer) = app
+        .post_raw("/events", "application/json", body.to_vec())
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let payload: String = app
+        .db()
+        .query_row("SELECT payload FROM events", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        payload,
+        r#"{"big":123456789012345678901234567890,"f":0.1,"huge":1e+400,"one":1.0,"tiny":1e-400}"#
+    );
+    let valid: bool = app
+        .db()
+        .query_row("SELECT json_valid(payload) FROM events", [], |r| r.get(0))
+        .unwrap();
+    assert!(valid);
+    // The same document again is the same event, not a conflict.
+    let (_, again) = app
+        .post_raw("/events", "application/json", body.to_vec())
+        .await;
+    assert_eq!(again["events"][0]["duplicate"], true);
+}
+
+#[tokio::test]
 async fn generated_ids_are_time_ordered_uuid_v7() {
     let app = spawn_app().await;
     let batch: Vec<Value> = (0..20).map(|_| json!({"type": "Stop"})).collect();

@@ -66,10 +66,21 @@ async fn a_restart_keeps_the_log_the_generation_and_the_head() {
     assert_eq!(generation.as_str().unwrap().len(), 32);
     let db_path = app.db_path.clone();
     let dir = app.stop().await;
-    let wal = std::fs::metadata(db_path.with_extension("db-wal")).map_or(0, |m| m.len());
-    assert_eq!(wal, 0, "a clean stop folds the WAL into the main file");
+    // A clean stop leaves one self-contained file: a copy of the main file alone holds it all.
+    let copy = dir.path().join("copy.db");
+    std::fs::copy(&db_path, &copy).unwrap();
+    let copied: i64 = common::open_read_only(&copy)
+        .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(copied, 3);
 
+    // While it runs, a second hooklog on the same file is refused.
     let app = start(Config::for_path(&db_path), dir).await;
+    let second = hooklog::App::build(Config::for_path(&db_path)).await;
+    assert!(
+        matches!(second, Err(hooklog::store::StoreError::InUse(_))),
+        "a second server must be refused"
+    );
     assert_eq!(app.get("/stats").await.1["streamGenerationId"], generation);
     let (_, ack) = app
         .post_json(&json!({"type": "Stop", "sessionId": "s"}))
@@ -127,4 +138,50 @@ async fn graceful_shutdown_keeps_every_acknowledged_event() {
         let n: i64 = present.query_row([id], |r| r.get(0)).unwrap();
         assert_eq!(n, 1, "acknowledged {id} is not in the file");
     }
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_body_gets_408_and_cannot_hold_shutdown_open() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = common::spawn_app_with(|c| {
+        c.body_timeout = std::time::Duration::from_millis(300);
+        c.drain_timeout = std::time::Duration::from_millis(500);
+    })
+    .await;
+    let addr = app.url.trim_start_matches("http://").to_string();
+    let partial = "POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{";
+
+    // The body timeout answers a stalled body with 408.
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    slow.write_all(partial.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 4096];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(5), slow.read(&mut answer))
+        .await
+        .expect("answered before the deadline")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("request_timeout"), "{answer}");
+
+    // A client stalled in its headers keeps its connection open; shutdown closes it anyway.
+    let mut stalled = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    stalled
+        .write_all(b"POST /events HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    app.post_json(&json!({"type": "Stop"})).await;
+    let started = std::time::Instant::now();
+    let db_path = app.db_path.clone();
+    let _dir = app.stop().await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        common::open_read_only(&db_path)
+            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get::<_, i64>(0))
+            .unwrap(),
+        1
+    );
 }

@@ -21,6 +21,8 @@ pub enum ApiError {
     Conflict { message: String, details: Value },
     #[error("body larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    #[error("the request body did not arrive in time")]
+    BodyTimeout,
     #[error("storage unavailable: {0}")]
     StorageUnavailable(String),
     #[error("shutting down")]
@@ -66,16 +68,20 @@ impl IntoResponse for ApiError {
                     "details": { "limitBytes": limit },
                 }),
             ),
+            ApiError::BodyTimeout => (
+                StatusCode::REQUEST_TIMEOUT,
+                json!({ "error": "request_timeout", "message": "the request body did not arrive in time; nothing was stored" }),
+            ),
             ApiError::StorageUnavailable(cause) => {
                 tracing::error!(%cause, "storage unavailable");
                 (
                     StatusCode::SERVICE_UNAVAILABLE,
-                    json!({ "error": "storage_unavailable", "message": "the database cannot take writes right now; nothing was stored" }),
+                    json!({ "error": "storage_unavailable", "message": "the database could not take the write, so these events may not be stored; retry with the same event ids (a stored one is answered as a duplicate)" }),
                 )
             }
             ApiError::ShuttingDown => (
                 StatusCode::SERVICE_UNAVAILABLE,
-                json!({ "error": "shutting_down", "message": "hooklog is stopping; nothing was stored" }),
+                json!({ "error": "shutting_down", "message": "hooklog is stopping and did not store these events; retry with the same event ids" }),
             ),
             ApiError::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
@@ -125,6 +131,8 @@ impl ApiError {
     pub fn from_body(rejection: BytesRejection, limit: usize) -> ApiError {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::PayloadTooLarge { limit }
+        } else if timed_out(&rejection) {
+            ApiError::BodyTimeout
         } else {
             ApiError::invalid(format!(
                 "could not read the request body: {}",
@@ -144,4 +152,16 @@ impl From<PathRejection> for ApiError {
     fn from(rejection: PathRejection) -> Self {
         ApiError::invalid(format!("invalid path: {}", rejection.body_text()))
     }
+}
+
+/// Whether a body failed because `RequestBodyTimeoutLayer` gave up on it.
+fn timed_out(rejection: &BytesRejection) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(rejection);
+    while let Some(error) = source {
+        if error.is::<tower_http::timeout::TimeoutError>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
 }

@@ -5,26 +5,39 @@ use crate::event::time;
 use crate::store::stats::StatsSnapshot;
 use axum::Json;
 use axum::extract::State;
+use axum::http::StatusCode;
 use serde::Serialize;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Health {
     ok: bool,
+    /// `ok`, `failing` (the database refused the last batch) or `stopped`.
+    writer: &'static str,
     version: &'static str,
     uptime_ms: u128,
     time: String,
     head_sequence: i64,
 }
 
-pub async fn health(State(state): State<AppState>) -> Json<Health> {
-    Json(Health {
-        ok: true,
+/// `200` while the writer can store events, `503` (same body, `ok: false`) when it cannot.
+pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
+    let writer = state.store.writer_state();
+    let ok = writer == "ok";
+    let status = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let health = Health {
+        ok,
+        writer,
         version: env!("CARGO_PKG_VERSION"),
         uptime_ms: state.started.elapsed().as_millis(),
         time: time::now(),
         head_sequence: state.store.writer.head(),
-    })
+    };
+    (status, Json(health))
 }
 
 #[derive(Serialize)]

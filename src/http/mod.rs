@@ -17,6 +17,7 @@ use error::ApiError;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::watch;
+use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 /// Handles every handler needs. Cheap to clone.
@@ -32,6 +33,7 @@ pub struct AppState {
 /// Every route hooklog serves.
 pub fn router(state: AppState) -> Router {
     let body_limit = state.config.body_limit;
+    let body_timeout = state.config.body_timeout;
     Router::new()
         .route("/health", get(health::health))
         .route("/stats", get(health::stats))
@@ -42,6 +44,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(RequestBodyTimeoutLayer::new(body_timeout))
         .layer(
             // Spans carry the method and path only: query strings may hold tokens, bodies
             // hold prompts and commands, and neither belongs in logs.

@@ -23,6 +23,12 @@ pub enum StoreError {
     Pool(#[from] r2d2::Error),
     #[error("the database was not initialised: {0} is missing from meta")]
     MissingMeta(&'static str),
+    #[error(
+        "{0} is in use by another hooklog (its lock file is held); run one server per database"
+    )]
+    InUse(String),
+    #[error("lock file {0}: {1}")]
+    LockFile(String, std::io::Error),
 }
 
 /// The open database: the writer handle, the reader pool, and the database's identity.
@@ -34,12 +40,16 @@ pub struct Store {
     /// Where the writer publishes committed events.
     pub hub: Hub,
     writer_thread: Mutex<Option<JoinHandle<()>>>,
+    /// Held for the store's life: a second server on the same file would append behind this
+    /// one's hub, so its events would never reach this one's streams.
+    _lock: std::fs::File,
 }
 
 impl Store {
     /// Opens the database at `config.db_path` (creating and migrating it) and starts the writer.
     /// Blocking: call it before serving, or from `spawn_blocking`.
     pub fn open(config: &Config, hub: Hub) -> Result<Store, StoreError> {
+        let lock = lock(&config.db_path)?;
         let conn = open::open_writer(&config.db_path, config.durability)?;
         let generation_id = read::meta(&conn, "stream_generation_id")?
             .ok_or(StoreError::MissingMeta("stream_generation_id"))?;
@@ -51,7 +61,24 @@ impl Store {
             generation_id,
             hub,
             writer_thread: Mutex::new(Some(thread)),
+            _lock: lock,
         })
+    }
+
+    /// The writer's state: `ok`, `failing` (the last batch was refused by the database), or
+    /// `stopped` (its thread has ended; nothing can be stored).
+    pub fn writer_state(&self) -> &'static str {
+        let running = self
+            .writer_thread
+            .lock()
+            .expect("writer thread lock")
+            .as_ref()
+            .is_some_and(|t| !t.is_finished());
+        match (running, self.writer.is_healthy()) {
+            (false, _) => "stopped",
+            (true, false) => "failing",
+            (true, true) => "ok",
+        }
     }
 
     /// Runs a read on a pooled read-only connection, on the blocking thread pool. A panic inside
@@ -83,5 +110,23 @@ impl Store {
         if let Some(thread) = thread {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
+    }
+}
+
+/// Takes `<db>.lock` exclusively (released by the OS when the process ends, however it ends).
+fn lock(db_path: &std::path::Path) -> Result<std::fs::File, StoreError> {
+    let path = format!("{}.lock", db_path.display());
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| StoreError::LockFile(path.clone(), e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            Err(StoreError::InUse(db_path.display().to_string()))
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(StoreError::LockFile(path, e)),
     }
 }

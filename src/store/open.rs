@@ -53,3 +53,38 @@ pub fn open_readers(path: &Path, size: u32) -> Result<ReadPool, r2d2::Error> {
         .min_idle(Some(1))
         .build(manager)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_writer_connection_has_the_documented_pragmas() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.db");
+        for (durability, level) in [(Durability::Full, 2), (Durability::Normal, 1)] {
+            let conn = open_writer(&path, durability).unwrap();
+            let get = |name: &str| {
+                conn.query_row(&format!("PRAGMA {name}"), [], |r| {
+                    r.get::<_, rusqlite::types::Value>(0)
+                })
+                .unwrap()
+            };
+            assert_eq!(get("synchronous"), rusqlite::types::Value::Integer(level));
+            assert_eq!(
+                get("journal_mode"),
+                rusqlite::types::Value::Text("wal".into())
+            );
+            assert_eq!(get("temp_store"), rusqlite::types::Value::Integer(2));
+            assert_eq!(
+                get("journal_size_limit"),
+                rusqlite::types::Value::Integer(JOURNAL_SIZE_LIMIT)
+            );
+        }
+        let reader = open_readers(&path, 1).unwrap().get().unwrap();
+        assert!(
+            reader.execute("DELETE FROM events", []).is_err(),
+            "readers cannot write"
+        );
+    }
+}

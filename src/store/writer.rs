@@ -4,13 +4,14 @@
 //! id) is undone alone and the rest of the batch still commits. Callers are answered only after
 //! the commit, and the committed events are then published to the hub in sequence order.
 
+use super::read;
 use super::stats::WriterStats;
 use crate::event::{NewEvent, StoredEvent, time};
 use crate::projection;
 use crate::stream::Hub;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
@@ -18,6 +19,8 @@ use tokio::sync::{mpsc, oneshot};
 const MAX_BATCH_EVENTS: usize = 2048;
 /// Queued requests before producers wait (backpressure instead of unbounded memory).
 const QUEUE_CAPACITY: usize = 8192;
+/// How long the shutdown checkpoint waits for readers before leaving the WAL in place.
+const SHUTDOWN_CHECKPOINT_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Where an event landed in the log.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -67,6 +70,8 @@ pub struct Writer {
     queue: mpsc::Sender<Command>,
     head: Arc<AtomicI64>,
     stats: Arc<WriterStats>,
+    /// False after a batch the database refused, true again after the next one it takes.
+    healthy: Arc<AtomicBool>,
 }
 
 impl Writer {
@@ -75,32 +80,24 @@ impl Writer {
         conn: Connection,
         hub: Hub,
     ) -> rusqlite::Result<(Writer, std::thread::JoinHandle<()>)> {
-        let head: i64 =
-            conn.query_row("SELECT COALESCE(MAX(sequence), 0) FROM events", [], |r| {
-                r.get(0)
-            })?;
+        let mut thread = WriterThread::new(conn, hub)?;
         let (queue, commands) = mpsc::channel(QUEUE_CAPACITY);
-        let shared_head = Arc::new(AtomicI64::new(head));
-        let stats = Arc::new(WriterStats::default());
-        let mut thread = WriterThread {
-            conn,
-            hub,
-            head,
-            shared_head: shared_head.clone(),
-            stats: stats.clone(),
+        let writer = Writer {
+            queue,
+            head: thread.shared_head.clone(),
+            stats: thread.stats.clone(),
+            healthy: thread.healthy.clone(),
         };
         let handle = std::thread::Builder::new()
             .name("hooklog-writer".into())
             .spawn(move || thread.run(commands))
             .expect("spawning the writer thread");
-        Ok((
-            Writer {
-                queue,
-                head: shared_head,
-                stats,
-            },
-            handle,
-        ))
+        Ok((writer, handle))
+    }
+
+    /// Whether the last batch the writer tried was committed.
+    pub fn is_healthy(&self) -> bool {
+        self.healthy.load(Ordering::Acquire)
     }
 
     /// Appends one request's events atomically; answers once they are durable.
@@ -131,8 +128,10 @@ impl Writer {
 struct WriterThread {
     conn: Connection,
     hub: Hub,
-    /// The last sequence assigned, including uncommitted ones in the open transaction.
+    /// The last sequence assigned, including uncommitted ones in the open transaction. Read
+    /// from the file at the start of every batch, so it can never drift from what is stored.
     head: i64,
+    healthy: Arc<AtomicBool>,
     shared_head: Arc<AtomicI64>,
     stats: Arc<WriterStats>,
 }
@@ -158,6 +157,18 @@ impl From<rusqlite::Error> for RequestError {
 }
 
 impl WriterThread {
+    fn new(conn: Connection, hub: Hub) -> rusqlite::Result<WriterThread> {
+        let head = read::head(&conn)?;
+        Ok(WriterThread {
+            conn,
+            hub,
+            head,
+            healthy: Arc::new(AtomicBool::new(true)),
+            shared_head: Arc::new(AtomicI64::new(head)),
+            stats: Arc::new(WriterStats::default()),
+        })
+    }
+
     fn run(&mut self, mut commands: mpsc::Receiver<Command>) {
         let mut stopping = false;
         while !stopping {
@@ -186,11 +197,35 @@ impl WriterThread {
                 self.commit_batch(batch);
             }
         }
-        // Fold the WAL into the main file so a stopped hooklog leaves one self-contained file.
-        if let Err(e) = self.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)") {
-            tracing::warn!(error = %e, "checkpoint at shutdown failed; the WAL is kept and replayed on next open");
-        }
+        self.fold_wal();
         tracing::debug!(head = self.head, "writer stopped");
+    }
+
+    /// Folds the WAL into the main file so a stopped hooklog leaves one self-contained file.
+    /// An open reader (someone's sqlite3) can hold it up: wait a moment, then leave the WAL
+    /// in place, which is safe (the next open replays it).
+    fn fold_wal(&self) {
+        let _ = self.conn.busy_timeout(SHUTDOWN_CHECKPOINT_WAIT);
+        let result = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            });
+        match result {
+            Ok((0, _, _)) => {}
+            Ok((_, log, checkpointed)) => tracing::warn!(
+                log,
+                checkpointed,
+                "a reader kept the WAL busy at shutdown; it stays beside the database and is replayed on next open"
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "checkpoint at shutdown failed; the WAL is kept and replayed on next open")
+            }
+        }
     }
 
     fn commit_batch(&mut self, batch: Vec<Pending>) {
@@ -201,6 +236,7 @@ impl WriterThread {
         let started = Instant::now();
         let mut applied = started;
         let result = self.conn.execute_batch("BEGIN IMMEDIATE").and_then(|()| {
+            self.head = read::head(&self.conn)?;
             for pending in &batch {
                 outcomes.push(self.apply_request(&pending.events, &received_at, &mut committed)?);
             }
@@ -209,7 +245,12 @@ impl WriterThread {
         });
         if let Err(e) = result {
             tracing::error!(error = %e, "batch failed; nothing in it was stored");
-            let _ = self.conn.execute_batch("ROLLBACK");
+            if !self.conn.is_autocommit()
+                && let Err(e) = self.conn.execute_batch("ROLLBACK")
+            {
+                tracing::error!(error = %e, "rollback failed");
+            }
+            self.healthy.store(false, Ordering::Release);
             self.head = head_before;
             let error = AppendError::Storage(e.to_string());
             for pending in batch {
@@ -218,6 +259,7 @@ impl WriterThread {
             return;
         }
         self.shared_head.store(self.head, Ordering::Release);
+        self.healthy.store(true, Ordering::Release);
         self.stats
             .record_commit(committed.len(), applied - started, applied.elapsed());
         self.hub.publish(committed);
@@ -364,9 +406,9 @@ impl WriterThread {
         self.conn
             .prepare_cached(&format!(
                 "SELECT {} FROM events WHERE event_id = ?1",
-                super::read::EVENT_COLUMNS
+                read::EVENT_COLUMNS
             ))?
-            .query_row([event_id], super::read::stored_event)
+            .query_row([event_id], read::stored_event)
             .optional()
     }
 }
@@ -386,4 +428,157 @@ fn same_content(stored: &StoredEvent, new: &NewEvent) -> bool {
             .received_at
             .as_ref()
             .is_none_or(|t| *t == stored.received_at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Durability;
+    use crate::store::open::open_writer;
+
+    fn event(id: &str, session: &str, payload: &str) -> NewEvent {
+        NewEvent {
+            event_id: id.into(),
+            session_id: Some(session.into()),
+            event_type: "Stop".into(),
+            source: "test".into(),
+            event_time: None,
+            received_at: None,
+            payload: payload.into(),
+        }
+    }
+
+    fn writer(dir: &tempfile::TempDir) -> WriterThread {
+        let conn = open_writer(&dir.path().join("w.db"), Durability::Full).unwrap();
+        WriterThread::new(conn, Hub::new(16)).unwrap()
+    }
+
+    type Answer = oneshot::Receiver<Result<Vec<Appended>, AppendError>>;
+
+    fn pending(events: Vec<NewEvent>) -> (Pending, Answer) {
+        let (reply, answer) = oneshot::channel();
+        (Pending { events, reply }, answer)
+    }
+
+    fn commit(
+        writer: &mut WriterThread,
+        requests: Vec<Vec<NewEvent>>,
+    ) -> Vec<Result<Vec<Appended>, AppendError>> {
+        let (batch, answers): (Vec<_>, Vec<_>) = requests.into_iter().map(pending).unzip();
+        writer.commit_batch(batch);
+        answers
+            .into_iter()
+            .map(|mut a| a.try_recv().unwrap())
+            .collect()
+    }
+
+    fn positions(result: &Result<Vec<Appended>, AppendError>) -> Vec<(i64, Option<i64>)> {
+        result
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|a| (a.sequence, a.session_sequence))
+            .collect()
+    }
+
+    #[test]
+    fn a_refused_request_is_undone_alone_inside_a_shared_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(&dir);
+        let outcomes = commit(
+            &mut writer,
+            vec![
+                vec![event("a1", "s", "{}"), event("a2", "s", "{}")],
+                vec![
+                    event("b1", "s", "{}"),
+                    event("a1", "s", r#"{"changed":true}"#),
+                ],
+                vec![event("c1", "s", "{}")],
+            ],
+        );
+        assert_eq!(positions(&outcomes[0]), [(1, Some(1)), (2, Some(2))]);
+        assert_eq!(
+            outcomes[1],
+            Err(AppendError::Conflict {
+                index: 1,
+                id: "a1".into(),
+                sequence: 1
+            })
+        );
+        assert_eq!(
+            positions(&outcomes[2]),
+            [(3, Some(3))],
+            "b1's position is reused: no gap"
+        );
+        let stored: Vec<String> = writer
+            .conn
+            .prepare("SELECT event_id FROM events ORDER BY sequence")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(stored, ["a1", "a2", "c1"]);
+        assert_eq!(
+            writer.stats.snapshot().commits,
+            1,
+            "one transaction for the three requests"
+        );
+    }
+
+    #[test]
+    fn a_batch_the_disk_refuses_stores_nothing_and_the_next_continues_gapless() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(&dir);
+        commit(&mut writer, vec![vec![event("first", "s", "{}")]]);
+        let pages: i64 = writer
+            .conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .unwrap();
+        writer
+            .conn
+            .pragma_update(None, "max_page_count", pages + 2)
+            .unwrap();
+        let big = format!(r#"{{"blob":"{}"}}"#, "x".repeat(64 * 1024));
+        let outcomes = commit(
+            &mut writer,
+            vec![
+                vec![event("small", "s", "{}")],
+                vec![event("big", "s", &big)],
+            ],
+        );
+        assert!(
+            outcomes
+                .iter()
+                .all(|o| matches!(o, Err(AppendError::Storage(_)))),
+            "{outcomes:?}"
+        );
+        assert!(!writer.healthy.load(Ordering::Acquire));
+        assert_eq!(writer.shared_head.load(Ordering::Acquire), 1);
+
+        writer
+            .conn
+            .pragma_update(None, "max_page_count", 1_000_000)
+            .unwrap();
+        let outcomes = commit(&mut writer, vec![vec![event("small", "s", "{}")]]);
+        assert_eq!(positions(&outcomes[0]), [(2, Some(2))]);
+        assert!(writer.healthy.load(Ordering::Acquire));
+    }
+
+    #[test]
+    fn the_head_is_read_from_the_file_each_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(&dir);
+        commit(&mut writer, vec![vec![event("mine", "s", "{}")]]);
+        // Someone else appends (another process, a sqlite3 session).
+        let other = Connection::open(dir.path().join("w.db")).unwrap();
+        other
+            .execute(
+                "INSERT INTO events VALUES (2, 'theirs', 's', 2, 'Stop', 'x', 't', 't', '{}')",
+                [],
+            )
+            .unwrap();
+        let outcomes = commit(&mut writer, vec![vec![event("next", "s", "{}")]]);
+        assert_eq!(positions(&outcomes[0]), [(3, Some(3))]);
+    }
 }

@@ -72,6 +72,16 @@ impl Scope {
                 ))?
                 .query_map(params![id, after, limit], stored_event)?
                 .collect(),
+            // Narrowed to a session: walk that session's index entries, not the whole log
+            // (within a session, session_sequence and sequence rise together).
+            Scope::Global(f) if f.session.is_some() => conn
+                .prepare_cached(&format!(
+                    "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ?1 AND sequence > ?2
+                       AND (?3 IS NULL OR type = ?3) AND (?4 IS NULL OR source = ?4)
+                     ORDER BY session_sequence LIMIT ?5"
+                ))?
+                .query_map(params![f.session, after, f.event_type, f.source, limit], stored_event)?
+                .collect(),
             Scope::Global(f) => conn
                 .prepare_cached(&format!(
                     "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > ?1
