@@ -17,6 +17,9 @@ pub const SCHEMA_VERSION: &str = "hooklog.event.v1";
 pub struct NewEvent {
     /// Stable id: the producer's own, or a UUIDv7 made at the edge. The idempotency key.
     pub event_id: String,
+    /// The id was made here a moment ago, so no stored event can have it: the writer skips the
+    /// duplicate lookup (the UNIQUE index would still refuse a collision).
+    pub generated_id: bool,
     pub session_id: Option<String>,
     pub event_type: String,
     pub source: String,

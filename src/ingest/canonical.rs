@@ -95,9 +95,9 @@ fn parse_item(item: Item, mut map: Map<String, Value>) -> Result<NewEvent, Inval
         None
     };
 
-    let event_id = match map.remove("id") {
-        None | Some(Value::Null) => new_event_id(),
-        Some(v) => bounded_string(&item, "id", v, MAX_ID_CHARS)?,
+    let (event_id, generated_id) = match map.remove("id") {
+        None | Some(Value::Null) => (new_event_id(), true),
+        Some(v) => (bounded_string(&item, "id", v, MAX_ID_CHARS)?, false),
     };
     let event_type = match map.remove("type") {
         None | Some(Value::Null) => {
@@ -128,6 +128,7 @@ fn parse_item(item: Item, mut map: Map<String, Value>) -> Result<NewEvent, Inval
     };
     Ok(NewEvent {
         event_id,
+        generated_id,
         session_id,
         event_type,
         source,
