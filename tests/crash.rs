@@ -4,44 +4,14 @@
 
 mod common;
 
-use common::{assert_gapless, open_read_only, wait_for};
+use common::{ServerProcess, assert_gapless, open_read_only, wait_for};
 use serde_json::{Value, json};
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 const KILLS: usize = 3;
 const WORKERS: usize = 6;
-
-struct Server {
-    child: Child,
-    url: String,
-}
-
-fn start_server(db: &Path) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hooklog"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
-        .arg(db)
-        .env("HOOKLOG_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start hooklog");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("address printed");
-    Server {
-        child,
-        url: url.to_string(),
-    }
-}
 
 /// Posts until the server goes away; records each acknowledged id.
 async fn produce(url: String, round: usize, worker: usize, acked: Arc<Mutex<Vec<String>>>) {
@@ -87,7 +57,7 @@ async fn kill_9_during_ingest_loses_no_acknowledged_event() {
     let db = dir.path().join("crash.db");
     let acked = Arc::new(Mutex::new(Vec::<String>::new()));
     for round in 0..KILLS {
-        let mut server = start_server(&db);
+        let mut server = ServerProcess::start(&db, "127.0.0.1:0");
         let before = acked.lock().unwrap().len();
         let workers: Vec<_> = (0..WORKERS)
             .map(|w| tokio::spawn(produce(server.url.clone(), round, w, acked.clone())))
@@ -103,15 +73,14 @@ async fn kill_9_during_ingest_loses_no_acknowledged_event() {
             acked.lock().unwrap().len() >= target
         })
         .await;
-        server.child.kill().expect("SIGKILL");
-        server.child.wait().unwrap();
+        server.kill();
         for worker in workers {
             worker.await.unwrap();
         }
     }
 
     // Restart: recovery happens on open; then check the file from outside the server.
-    let mut server = start_server(&db);
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
     let conn = open_read_only(&db);
     let integrity: String = conn
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
@@ -155,6 +124,4 @@ async fn kill_9_during_ingest_loses_no_acknowledged_event() {
         head + 1,
         "appends continue from the head"
     );
-    server.child.kill().unwrap();
-    server.child.wait().unwrap();
 }

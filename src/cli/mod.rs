@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod serve;
+pub mod tail;
 
 use clap::{Parser, Subcommand};
 
@@ -17,6 +18,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the server.
     Serve(serve::ServeArgs),
+    /// Follow a session, or every event, as readable lines (or JSON with --json).
+    Tail(tail::TailArgs),
     /// Load generators that measure hooklog.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -26,6 +29,7 @@ impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
             Command::Serve(args) => args.run(),
+            Command::Tail(args) => args.run(),
             Command::Bench(command) => command.run(),
         }
     }

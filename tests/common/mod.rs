@@ -220,3 +220,48 @@ pub fn assert_gapless(conn: &Connection) -> i64 {
     }
     count
 }
+
+/// The real `hooklog serve` binary as a child process.
+pub struct ServerProcess {
+    pub child: std::process::Child,
+    pub url: String,
+}
+
+impl ServerProcess {
+    /// Starts `hooklog serve` on `db` at `bind` (port 0 picks one) and waits for its address.
+    pub fn start(db: &std::path::Path, bind: &str) -> ServerProcess {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+            .args(["serve", "--bind", bind, "--db"])
+            .arg(db)
+            .env("HOOKLOG_LOG", "warn")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start hooklog");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .expect("address printed");
+        ServerProcess {
+            child,
+            url: url.to_string(),
+        }
+    }
+
+    /// `kill -9`.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,139 @@
+//! `hooklog tail` (the real binary) against the real server binary: every event printed exactly
+//! once across a `kill -9` and restart of the server, readable lines, and a clear non-zero exit
+//! on a stale cursor.
+
+mod common;
+
+use common::{ServerProcess, wait_for};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn tail(args: &[&str]) -> (Child, Arc<Mutex<Vec<String>>>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .arg("tail")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start hooklog tail");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let stdout = child.stdout.take().unwrap();
+    let sink = lines.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            sink.lock().unwrap().push(line);
+        }
+    });
+    (child, lines)
+}
+
+async fn post(url: &str, session: &str, from: usize, n: usize) {
+    let events: Vec<Value> = (from..from + n)
+        .map(|i| json!({"id": format!("{session}-{i}"), "type": "PostToolUse", "sessionId": session,
+                        "payload": {"tool_name": "Bash", "tool_input": {"command": format!("echo {i}")}}}))
+        .collect();
+    let response = reqwest::Client::new()
+        .post(format!("{url}/events"))
+        .json(&events)
+        .send()
+        .await
+        .unwrap();
+    assert!(response.status().is_success());
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test]
+async fn tail_prints_every_event_exactly_once_across_a_server_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("tail.db");
+    let bind = format!("127.0.0.1:{}", free_port());
+    let mut server = ServerProcess::start(&db, &bind);
+    let url = server.url.clone();
+    // tail starts first: the session has no events yet.
+    let (mut child, lines) = tail(&["--json", "--url", &url, "s"]);
+    post(&url, "s", 1, 20).await;
+    post(&url, "other", 1, 5).await;
+    wait_for(Duration::from_secs(20), "the first 20 lines", || {
+        lines.lock().unwrap().len() >= 20
+    })
+    .await;
+
+    server.kill();
+    post_while_down(&url).await;
+    let server = ServerProcess::start(&db, &bind);
+    post(&server.url, "s", 21, 20).await;
+    wait_for(Duration::from_secs(30), "all 40 lines", || {
+        lines.lock().unwrap().len() >= 40
+    })
+    .await;
+    // Anything extra (a repeat) would arrive right behind; give it the chance, then look.
+    post(&server.url, "s", 41, 1).await;
+    wait_for(Duration::from_secs(20), "the marker line", || {
+        lines.lock().unwrap().len() >= 41
+    })
+    .await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let lines = lines.lock().unwrap();
+    let ids: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let expected: Vec<String> = (1..=41).map(|i| format!("s-{i}")).collect();
+    assert_eq!(ids, expected, "every event of s once, in order");
+}
+
+/// While the server is down, producers fail; tail keeps retrying meanwhile.
+async fn post_while_down(url: &str) {
+    let refused = reqwest::Client::new()
+        .post(format!("{url}/events"))
+        .json(&json!({"type": "Stop"}))
+        .send()
+        .await;
+    assert!(refused.is_err(), "the server is down");
+}
+
+#[tokio::test]
+async fn tail_prints_readable_lines_and_exits_clearly_on_a_stale_cursor() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(&dir.path().join("t.db"), "127.0.0.1:0");
+    post(&server.url, "s", 1, 2).await;
+    let (mut child, lines) = tail(&["--url", &server.url, "s"]);
+    wait_for(Duration::from_secs(20), "two lines", || {
+        lines.lock().unwrap().len() >= 2
+    })
+    .await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let first = lines.lock().unwrap()[0].clone();
+    assert!(
+        first.contains("  s  #1  PostToolUse  Bash: echo 1"),
+        "{first}"
+    );
+
+    let output = Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["tail", "--url", &server.url, "--after-sequence", "99", "s"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("refused the cursor"), "{stderr}");
+    assert!(stderr.contains("head 2"), "{stderr}");
+}
