@@ -285,3 +285,25 @@ async fn shutdown_with_100_open_streams_finishes_promptly() {
         while reader.next(WAIT).await.is_some() {}
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_stops_reading_resumes_without_losing_an_event() {
+    const EVENTS: usize = 20_000;
+    let app = spawn_app_with(|c| c.hub_capacity = 64).await;
+    let mut reader = SseReader::new(app.stream("/sessions/s/events", &[]).await);
+    reader.next(WAIT).await.unwrap(); // open; from here on it reads nothing for a while
+    for from in (0..EVENTS).step_by(1_000) {
+        let events: Vec<Value> = (from..from + 1_000)
+            .map(|i| json!({"type": "PostToolUse", "sessionId": "s", "payload": {"i": i, "pad": "p".repeat(200)}}))
+            .collect();
+        assert_eq!(app.post_json(&Value::Array(events)).await.0, StatusCode::OK);
+    }
+    for expected in 1..=EVENTS as i64 {
+        let frame = reader
+            .next_event(WAIT)
+            .await
+            .expect("the stream stays open");
+        assert_eq!(frame.position(), expected);
+        assert_eq!(frame.envelope()["payload"]["i"], expected - 1);
+    }
+}

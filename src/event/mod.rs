@@ -5,7 +5,6 @@ pub mod catalogue;
 pub mod id;
 pub mod time;
 
-use serde::Serialize;
 use serde_json::value::RawValue;
 
 /// The `schemaVersion` of hooklog's own envelope.
@@ -45,64 +44,136 @@ pub struct StoredEvent {
     pub payload: String,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Envelope<'a> {
-    schema_version: &'a str,
-    id: &'a str,
-    #[serde(rename = "type")]
-    event_type: &'a str,
-    context: Context<'a>,
-    payload: &'a RawValue,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Context<'a> {
-    sequence: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    session_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    session_sequence: Option<i64>,
-    source: &'a str,
-    event_time: &'a str,
-    received_at: &'a str,
-}
-
 impl StoredEvent {
-    /// The canonical envelope on one line, as SSE `data:`, export lines and REST return it.
+    /// The canonical envelope on one line, as SSE `data:`, export lines and REST return it:
+    /// `{"schemaVersion","id","type","context":{"sequence","sessionId"?,"sessionSequence"?,
+    /// "source","eventTime","receivedAt"},"payload"}`. Written directly rather than through a
+    /// serializer: the payload is already JSON (the schema checks `json_valid`), so it is copied,
+    /// not parsed again; streams render every event they send this way.
     pub fn envelope_json(&self) -> String {
-        serde_json::to_string(&self.envelope()).expect("an envelope always serialises")
+        let mut out = String::with_capacity(self.payload.len() + 320);
+        self.write_envelope(&mut out);
+        out
+    }
+
+    /// Appends the envelope to `out` (see [`StoredEvent::envelope_json`]).
+    pub fn write_envelope(&self, out: &mut String) {
+        let out = &mut *out;
+        out.push_str("{\"schemaVersion\":");
+        push_str(out, SCHEMA_VERSION);
+        out.push_str(",\"id\":");
+        push_str(out, &self.event_id);
+        out.push_str(",\"type\":");
+        push_str(out, &self.event_type);
+        out.push_str(",\"context\":{\"sequence\":");
+        out.push_str(&self.sequence.to_string());
+        if let Some(session) = &self.session_id {
+            out.push_str(",\"sessionId\":");
+            push_str(out, session);
+        }
+        if let Some(n) = self.session_sequence {
+            out.push_str(",\"sessionSequence\":");
+            out.push_str(&n.to_string());
+        }
+        out.push_str(",\"source\":");
+        push_str(out, &self.source);
+        out.push_str(",\"eventTime\":");
+        push_str(out, &self.event_time);
+        out.push_str(",\"receivedAt\":");
+        push_str(out, &self.received_at);
+        out.push_str("},\"payload\":");
+        out.push_str(if self.payload.is_empty() {
+            "null"
+        } else {
+            &self.payload
+        });
+        out.push('}');
     }
 
     /// The envelope as raw JSON, for embedding in larger responses with its field order kept.
     pub fn envelope_raw(&self) -> Box<RawValue> {
         RawValue::from_string(self.envelope_json()).expect("an envelope is JSON")
     }
+}
 
-    fn envelope(&self) -> Envelope<'_> {
-        let payload: &RawValue = serde_json::from_str(&self.payload)
-            .unwrap_or_else(|_| serde_json::from_str("null").expect("null is JSON"));
-        Envelope {
-            schema_version: SCHEMA_VERSION,
-            id: &self.event_id,
-            event_type: &self.event_type,
-            context: Context {
-                sequence: self.sequence,
-                session_id: self.session_id.as_deref(),
-                session_sequence: self.session_sequence,
-                source: &self.source,
-                event_time: &self.event_time,
-                received_at: &self.received_at,
-            },
-            payload,
-        }
+/// Appends `s` as a JSON string literal. Ids, types, sources and times rarely hold anything
+/// to escape, so those are copied as they are.
+fn push_str(out: &mut String, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::to_string(s).expect("a string always serialises"));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Serialize;
+
+    /// The envelope as a serializer writes it: the reference `envelope_json` must match.
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Envelope<'a> {
+        schema_version: &'a str,
+        id: &'a str,
+        #[serde(rename = "type")]
+        event_type: &'a str,
+        context: Context<'a>,
+        payload: &'a RawValue,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Context<'a> {
+        sequence: i64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session_id: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        session_sequence: Option<i64>,
+        source: &'a str,
+        event_time: &'a str,
+        received_at: &'a str,
+    }
+
+    fn reference(e: &StoredEvent) -> String {
+        serde_json::to_string(&Envelope {
+            schema_version: SCHEMA_VERSION,
+            id: &e.event_id,
+            event_type: &e.event_type,
+            context: Context {
+                sequence: e.sequence,
+                session_id: e.session_id.as_deref(),
+                session_sequence: e.session_sequence,
+                source: &e.source,
+                event_time: &e.event_time,
+                received_at: &e.received_at,
+            },
+            payload: serde_json::from_str(&e.payload).unwrap(),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_written_envelope_matches_the_serializer_byte_for_byte() {
+        let mut event = StoredEvent {
+            sequence: 42,
+            event_id: "id \"quoted\" \\ é \u{1}".into(),
+            session_id: Some("s\n1".into()),
+            session_sequence: Some(7),
+            event_type: "PreToolUse".into(),
+            source: "hook".into(),
+            event_time: "2026-11-30T12:00:00.000Z".into(),
+            received_at: "2026-11-30T12:00:00.003Z".into(),
+            payload: r#"{"a":[1,2.50,{"b":null}],"c":"\u00e9\n"}"#.into(),
+        };
+        assert_eq!(event.envelope_json(), reference(&event));
+        event.session_id = None;
+        event.session_sequence = None;
+        assert_eq!(event.envelope_json(), reference(&event));
+    }
 
     #[test]
     fn envelope_embeds_the_payload_verbatim_and_omits_absent_session() {

@@ -5,13 +5,14 @@
 use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
+use crate::store::StoreError;
 use crate::stream::cursor::{Cursor, Resolution};
 use crate::stream::scope::{Bounds, Scope};
-use crate::stream::sse::follow;
+use crate::stream::sse::{Delivery, follow};
 use axum::Json;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde::Deserialize;
@@ -113,27 +114,64 @@ pub fn open(state: AppState, scope: Scope, resolution: Resolution) -> Result<Res
         Resolution::Stale { bounds } => return Ok(stale(&state, bounds)),
     };
     let mut shutdown = state.shutdown.clone();
-    let frames =
-        follow(state.store.clone(), state.store.hub.clone(), scope, after).map(|delivery| {
-            delivery.map(|d| {
-                Event::default()
-                    .id(d.position.to_string())
-                    .event(d.event.event_type.as_str())
-                    .data(d.event.envelope_json())
-            })
-        });
-    let hint = futures_util::stream::once(async { Ok(Event::default().retry(RETRY)) });
-    let stream = hint.chain(frames).take_until(Box::pin(async move {
+    let batches = follow(state.store.clone(), state.store.hub.clone(), scope, after);
+    let keepalive = state.config.keepalive;
+    // Each batch (a page of history, or the live events waiting) becomes one chunk of frames;
+    // an idle stretch of `keepalive` becomes a `: keepalive` comment.
+    let body = async_stream::stream! {
+        yield Ok::<Bytes, StoreError>(Bytes::from(format!("retry: {}\n\n", RETRY.as_millis())));
+        let mut batches = std::pin::pin!(batches);
+        loop {
+            match tokio::time::timeout(keepalive, batches.next()).await {
+                Ok(Some(Ok(batch))) => yield Ok(frames(&batch)),
+                Ok(Some(Err(e))) => {
+                    tracing::warn!(error = %e, "event stream ended by a read error");
+                    yield Err(e);
+                    break;
+                }
+                Ok(None) => break,
+                Err(_idle) => yield Ok(Bytes::from_static(b": keepalive\n\n")),
+            }
+        }
+    }
+    .take_until(Box::pin(async move {
         let _ = shutdown.wait_for(|stopping| *stopping).await;
     }));
-    let keep_alive = KeepAlive::new()
-        .interval(state.config.keepalive)
-        .text("keepalive");
-    let mut response = Sse::new(stream).keep_alive(keep_alive).into_response();
-    response
-        .headers_mut()
-        .insert(GENERATION_HEADER, generation(&state));
+    let mut response = Response::new(Body::from_stream(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(GENERATION_HEADER, generation(&state));
     Ok(response)
+}
+
+/// `id:`, `event:`, `data:` frames for a batch, in one buffer. Types hold no control
+/// characters (ingest refuses them) and envelopes are single-line JSON, so no field needs
+/// splitting across lines.
+fn frames(batch: &[Delivery]) -> Bytes {
+    let size: usize = batch
+        .iter()
+        .map(|d| d.event.event.payload.len() + 400)
+        .sum();
+    let mut out = String::with_capacity(size);
+    for d in batch {
+        out.push_str("id: ");
+        out.push_str(&d.position.to_string());
+        out.push_str("\nevent: ");
+        out.push_str(&d.event.event.event_type);
+        out.push_str("\ndata: ");
+        if d.live {
+            // Live events go to every subscriber: render once, share.
+            out.push_str(d.event.envelope_json());
+        } else {
+            d.event.write_envelope(&mut out);
+        }
+        out.push_str("\n\n");
+    }
+    Bytes::from(out)
 }
 
 fn generation(state: &AppState) -> HeaderValue {

@@ -6,4 +6,4 @@ mod hub;
 pub mod scope;
 pub mod sse;
 
-pub use hub::Hub;
+pub use hub::{Committed, Hub};

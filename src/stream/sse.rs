@@ -3,22 +3,40 @@
 //! already sent. Any event committed after the subscription is in the hub; any committed before
 //! it is in the database; the ordering number de-duplicates the overlap. A subscriber that falls
 //! behind the hub (`Lagged`) resubscribes and goes back to the database the same way.
+//!
+//! Deliveries come in batches (a page of history, or every live event already waiting), so
+//! the HTTP layer can write each batch as one chunk: per-event overhead is what limits replay
+//! speed and fan-out.
 
+use super::hub::Committed;
 use super::scope::Scope;
-use crate::event::StoredEvent;
 use crate::store::{Store, StoreError};
 use crate::stream::Hub;
 use std::sync::Arc;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio_stream::Stream;
 
 /// Events per history read: bounds the memory a stream holds while its client is slow.
 const PAGE: u32 = 500;
+/// Most live events gathered into one batch.
+const LIVE_BATCH: usize = 1000;
 
 /// One delivered event with its ordering number in this stream.
 pub struct Delivery {
     pub position: i64,
-    pub event: Arc<StoredEvent>,
+    pub event: Arc<Committed>,
+    /// From the hub (shared by every live stream), not from this stream's own history read.
+    pub live: bool,
+}
+
+/// What to do after delivering a live batch.
+enum Then {
+    /// Keep listening to the hub.
+    Listen,
+    /// Fell behind the hub, or saw a jump: go back to the database.
+    CatchUp,
+    /// The hub is gone (shutting down).
+    Stop,
 }
 
 /// The events of `scope` after ordering number `after`: history, then live, forever.
@@ -27,7 +45,7 @@ pub fn follow(
     hub: Hub,
     scope: Scope,
     after: i64,
-) -> impl Stream<Item = Result<Delivery, StoreError>> {
+) -> impl Stream<Item = Result<Vec<Delivery>, StoreError>> {
     async_stream::try_stream! {
         let mut last = after;
         let mut live = hub.subscribe();
@@ -37,10 +55,16 @@ pub fn follow(
                 let (page_scope, from) = (scope.clone(), last);
                 let page = store.read(move |conn| page_scope.page(conn, from, PAGE)).await?;
                 let full = page.len() == PAGE as usize;
-                for event in page {
-                    let Some(position) = scope.position(&event) else { continue };
-                    last = position;
-                    yield Delivery { position, event: Arc::new(event) };
+                let batch: Vec<Delivery> = page
+                    .into_iter()
+                    .filter_map(|event| {
+                        let position = scope.position(&event)?;
+                        Some(Delivery { position, event: Arc::new(Committed::new(event)), live: false })
+                    })
+                    .collect();
+                if let Some(newest) = batch.last() {
+                    last = newest.position;
+                    yield batch;
                 }
                 if !full {
                     break;
@@ -48,26 +72,69 @@ pub fn follow(
             }
             // Then live, until the hub says we fell behind (or a gap shows we did).
             loop {
-                match live.recv().await {
-                    Ok(event) => {
-                        let Some(position) = scope.position(&event) else { continue };
-                        if position <= last {
-                            continue;
-                        }
-                        if scope.is_contiguous() && position != last + 1 {
-                            break;
-                        }
-                        last = position;
-                        yield Delivery { position, event };
-                    }
-                    Err(RecvError::Lagged(missed)) => {
-                        tracing::debug!(missed, "stream fell behind the hub; catching up from the database");
+                let first = live.recv().await;
+                let (batch, then) = gather(&scope, &mut last, first, &mut live);
+                if !batch.is_empty() {
+                    yield batch;
+                }
+                match then {
+                    Then::Listen => {}
+                    Then::CatchUp => {
                         live = hub.subscribe();
                         break;
                     }
-                    Err(RecvError::Closed) => return,
+                    Then::Stop => return,
                 }
             }
         }
+    }
+}
+
+/// Takes the event just received and every one already waiting behind it, in order, keeping
+/// those of this stream that come after `last`; and says what to do next.
+fn gather(
+    scope: &Scope,
+    last: &mut i64,
+    first: Result<Arc<Committed>, RecvError>,
+    live: &mut tokio::sync::broadcast::Receiver<Arc<Committed>>,
+) -> (Vec<Delivery>, Then) {
+    let mut batch = Vec::new();
+    let mut next = first;
+    loop {
+        match next {
+            Ok(event) => {
+                if let Some(position) = scope.position(&event.event)
+                    && position > *last
+                {
+                    if scope.is_contiguous() && position != *last + 1 {
+                        // Deliver what is in order so far; the database fills the jump.
+                        return (batch, Then::CatchUp);
+                    }
+                    *last = position;
+                    batch.push(Delivery {
+                        position,
+                        event,
+                        live: true,
+                    });
+                }
+            }
+            Err(RecvError::Lagged(missed)) => {
+                tracing::debug!(
+                    missed,
+                    "stream fell behind the hub; catching up from the database"
+                );
+                return (batch, Then::CatchUp);
+            }
+            Err(RecvError::Closed) => return (batch, Then::Stop),
+        }
+        if batch.len() >= LIVE_BATCH {
+            return (batch, Then::Listen);
+        }
+        next = match live.try_recv() {
+            Ok(event) => Ok(event),
+            Err(TryRecvError::Empty) => return (batch, Then::Listen),
+            Err(TryRecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
+            Err(TryRecvError::Closed) => Err(RecvError::Closed),
+        };
     }
 }

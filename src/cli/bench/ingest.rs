@@ -1,36 +1,19 @@
 //! `hooklog bench ingest`: a load generator posting hook-sized (~700 byte) events over loopback
 //! HTTP, reporting throughput, request latency, the writer's commit batch sizes (group commit at
-//! work) and the server's memory. By default it starts a fresh server on a temporary database
-//! as a child process, so the RSS it reports is the server's alone.
+//! work) and the server's memory.
 
+use super::Server;
 use crate::config::Durability;
 use crate::store::stats::StatsSnapshot;
-use anyhow::{Context, bail};
-use clap::{Args, Subcommand, ValueEnum};
+use anyhow::bail;
+use clap::{Args, ValueEnum};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-#[derive(Subcommand)]
-pub enum BenchCommand {
-    /// Post events over HTTP and report events/s, latency, commit batch sizes and RSS.
-    Ingest(IngestArgs),
-}
-
-impl BenchCommand {
-    pub fn run(self) -> anyhow::Result<()> {
-        match self {
-            BenchCommand::Ingest(args) => args.run(),
-        }
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
 pub enum Scenario {
@@ -119,22 +102,23 @@ impl IngestArgs {
     }
 }
 
-struct Load {
-    url: String,
-    events: usize,
-    connections: usize,
-    batch: usize,
-    sessions: usize,
+/// Posts `events` events over `connections` keep-alive connections, `batch` per request.
+pub(super) struct Load {
+    pub url: String,
+    pub events: usize,
+    pub connections: usize,
+    pub batch: usize,
+    pub sessions: usize,
 }
 
-struct Report {
+pub(super) struct Report {
     events: usize,
-    elapsed: Duration,
+    pub elapsed: Duration,
     latencies: Vec<Duration>,
 }
 
 impl Load {
-    async fn run(self) -> anyhow::Result<Report> {
+    pub async fn run(self) -> anyhow::Result<Report> {
         let next = Arc::new(AtomicUsize::new(0));
         let this = Arc::new(self);
         let started = Instant::now();
@@ -242,7 +226,7 @@ impl Report {
 }
 
 /// A raw Claude Code `PreToolUse` hook payload of about 700 bytes, in a canonical event.
-fn payload(i: usize, sessions: usize) -> String {
+pub(super) fn payload(i: usize, sessions: usize) -> String {
     let session = format!("bench-session-{}", i % sessions.max(1));
     json!({
         "type": "PreToolUse",
@@ -267,7 +251,7 @@ fn payload(i: usize, sessions: usize) -> String {
     .to_string()
 }
 
-async fn stats(client: &reqwest::Client, url: &str) -> anyhow::Result<StatsSnapshot> {
+pub(super) async fn stats(client: &reqwest::Client, url: &str) -> anyhow::Result<StatsSnapshot> {
     let body: serde_json::Value = client
         .get(format!("{url}/stats"))
         .send()
@@ -275,71 +259,4 @@ async fn stats(client: &reqwest::Client, url: &str) -> anyhow::Result<StatsSnaps
         .json()
         .await?;
     Ok(serde_json::from_value(body["writer"].clone())?)
-}
-
-enum Server {
-    External(String),
-    Child {
-        child: Child,
-        url: String,
-        dir: PathBuf,
-    },
-}
-
-impl Server {
-    fn start(durability: Durability) -> anyhow::Result<Server> {
-        let dir = std::env::temp_dir().join(format!("hooklog-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&dir)?;
-        let exe = std::env::current_exe().context("finding the hooklog binary")?;
-        let mut child = Command::new(exe)
-            .args(["serve", "--bind", "127.0.0.1:0", "--durability"])
-            .arg(durability.pragma().to_lowercase())
-            .arg("--db")
-            .arg(dir.join("bench.db"))
-            .env("HOOKLOG_LOG", "warn")
-            .stdout(Stdio::piped())
-            .spawn()
-            .context("starting the server")?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout")).read_line(&mut line)?;
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .context("the server did not print its address")?
-            .to_string();
-        Ok(Server::Child { child, url, dir })
-    }
-
-    fn url(&self) -> String {
-        match self {
-            Server::External(url) | Server::Child { url, .. } => url.clone(),
-        }
-    }
-
-    /// The server's resident and peak memory, when it is our child.
-    fn rss(&self) -> Option<String> {
-        let Server::Child { child, .. } = self else {
-            return None;
-        };
-        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).ok()?;
-        let field = |name: &str| {
-            status
-                .lines()
-                .find(|l| l.starts_with(name))
-                .map(|l| l[name.len()..].trim().to_string())
-        };
-        Some(format!(
-            "RSS {}, peak {}",
-            field("VmRSS:")?,
-            field("VmHWM:")?
-        ))
-    }
-
-    fn stop(&mut self) {
-        if let Server::Child { child, dir, .. } = self {
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
 }

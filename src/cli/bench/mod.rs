@@ -1,0 +1,97 @@
+//! `hooklog bench`: load generators that measure a real server. By default each starts a fresh
+//! `hooklog serve` on a temporary database as a child process, so the memory it reports is the
+//! server's alone; `--url` points it at a running one instead.
+
+pub mod ingest;
+pub mod stream;
+
+use crate::config::Durability;
+use anyhow::Context;
+use clap::Subcommand;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Post events over HTTP and report events/s, latency, commit batch sizes and RSS.
+    Ingest(ingest::IngestArgs),
+    /// Replay and fan-out of event streams: catch-up speed, delivery lag, memory.
+    Stream(stream::StreamArgs),
+}
+
+impl BenchCommand {
+    pub fn run(self) -> anyhow::Result<()> {
+        match self {
+            BenchCommand::Ingest(args) => args.run(),
+            BenchCommand::Stream(args) => args.run(),
+        }
+    }
+}
+
+pub enum Server {
+    External(String),
+    Child {
+        child: Child,
+        url: String,
+        dir: PathBuf,
+    },
+}
+
+impl Server {
+    pub fn start(durability: Durability) -> anyhow::Result<Server> {
+        let dir = std::env::temp_dir().join(format!("hooklog-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let exe = std::env::current_exe().context("finding the hooklog binary")?;
+        let mut child = Command::new(exe)
+            .args(["serve", "--bind", "127.0.0.1:0", "--durability"])
+            .arg(durability.pragma().to_lowercase())
+            .arg("--db")
+            .arg(dir.join("bench.db"))
+            .env("HOOKLOG_LOG", "warn")
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("starting the server")?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped stdout")).read_line(&mut line)?;
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .context("the server did not print its address")?
+            .to_string();
+        Ok(Server::Child { child, url, dir })
+    }
+
+    pub fn url(&self) -> String {
+        match self {
+            Server::External(url) | Server::Child { url, .. } => url.clone(),
+        }
+    }
+
+    /// The server's resident and peak memory, when it is our child.
+    pub fn rss(&self) -> Option<String> {
+        let Server::Child { child, .. } = self else {
+            return None;
+        };
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).ok()?;
+        let field = |name: &str| {
+            status
+                .lines()
+                .find(|l| l.starts_with(name))
+                .map(|l| l[name.len()..].trim().to_string())
+        };
+        Some(format!(
+            "RSS {}, peak {}",
+            field("VmRSS:")?,
+            field("VmHWM:")?
+        ))
+    }
+
+    pub fn stop(&mut self) {
+        if let Server::Child { child, dir, .. } = self {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
