@@ -11,24 +11,50 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-fn tail(args: &[&str]) -> (Child, Arc<Mutex<Vec<String>>>) {
+type Lines = Arc<Mutex<Vec<String>>>;
+
+/// Starts `hooklog tail`; returns it with its stdout lines and its stderr lines as they come.
+fn tail_with_stderr(args: &[&str]) -> (Child, Lines, Lines) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hooklog"))
         .arg("tail")
         .args(args)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("start hooklog tail");
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let stdout = child.stdout.take().unwrap();
-    let sink = lines.clone();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            sink.lock().unwrap().push(line);
-        }
-    });
-    (child, lines)
+    let collect = |pipe: Box<dyn std::io::Read + Send>| {
+        let lines: Lines = Arc::new(Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { return };
+                sink.lock().unwrap().push(line);
+            }
+        });
+        lines
+    };
+    let stdout = collect(Box::new(child.stdout.take().unwrap()));
+    let stderr = collect(Box::new(child.stderr.take().unwrap()));
+    (child, stdout, stderr)
+}
+
+fn tail(args: &[&str]) -> (Child, Lines) {
+    let (child, stdout, _) = tail_with_stderr(args);
+    (child, stdout)
+}
+
+fn ids(lines: &Lines) -> Vec<String> {
+    lines
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
 }
 
 async fn post(url: &str, session: &str, from: usize, n: usize) {
@@ -136,4 +162,67 @@ async fn tail_prints_readable_lines_and_exits_clearly_on_a_stale_cursor() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("refused the cursor"), "{stderr}");
     assert!(stderr.contains("head 2"), "{stderr}");
+}
+
+#[tokio::test]
+async fn tail_from_now_keeps_its_place_when_the_server_restarts_before_the_first_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("now.db");
+    let bind = format!("127.0.0.1:{}", free_port());
+    let mut server = ServerProcess::start(&db, &bind);
+    post(&server.url, "s", 1, 3).await;
+    let (mut child, lines, stderr) =
+        tail_with_stderr(&["--json", "--from-now", "--url", &server.url, "s"]);
+    wait_for(Duration::from_secs(20), "tail to connect", || {
+        stderr
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("connected"))
+    })
+    .await;
+    server.kill();
+    let server = ServerProcess::start(&db, &bind);
+    // Posted while tail is still backing off: it must not be skipped as "before now".
+    post(&server.url, "s", 4, 1).await;
+    wait_for(
+        Duration::from_secs(20),
+        "the event posted during the outage",
+        || !lines.lock().unwrap().is_empty(),
+    )
+    .await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(ids(&lines), ["s-4"]);
+}
+
+#[tokio::test]
+async fn tail_starts_over_when_the_database_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let bind = format!("127.0.0.1:{}", free_port());
+    let mut first = ServerProcess::start(&dir.path().join("first.db"), &bind);
+    post(&first.url, "s", 1, 3).await;
+    let (mut child, lines, stderr) = tail_with_stderr(&["--json", "--url", &first.url, "s"]);
+    wait_for(Duration::from_secs(20), "three lines", || {
+        lines.lock().unwrap().len() >= 3
+    })
+    .await;
+    first.kill();
+    // Another database behind the same address: its cursors mean nothing to the old ones.
+    let second = ServerProcess::start(&dir.path().join("second.db"), &bind);
+    post(&second.url, "s", 101, 2).await;
+    wait_for(Duration::from_secs(20), "the new database's events", || {
+        lines.lock().unwrap().len() >= 5
+    })
+    .await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(ids(&lines), ["s-1", "s-2", "s-3", "s-101", "s-102"]);
+    assert!(
+        stderr
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|l| l.contains("generation changed"))
+    );
 }

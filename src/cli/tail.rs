@@ -13,6 +13,11 @@ use std::time::Duration;
 const GENERATION_HEADER: &str = "x-hooklog-stream-generation-id";
 const BACKOFF_START: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// For the answer to a request (the headers, not the whole stream).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// Three missed keepalives (the server sends one every 15 s by default).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(45);
 
 #[derive(Args, Debug)]
 pub struct TailArgs {
@@ -41,9 +46,26 @@ pub struct TailArgs {
     pub json: bool,
 }
 
-/// Why following stopped for good (anything else is retried).
-enum Stop {
+/// What one attempt to open the stream came to.
+enum Opened {
+    Stream(reqwest::Response),
+    /// No server, a timeout, a 5xx: try again after the backoff.
+    Retry,
+    /// The server refused the cursor; `generation` is the one it answered with.
+    Stale {
+        generation: Option<String>,
+        message: String,
+    },
+    /// The server refused us (a bad token): stop.
     Refused(String),
+}
+
+/// Where to resume: the id of the last event printed, or (before any) the user's own cursor.
+struct Resume {
+    last_id: Option<String>,
+    /// Whether the user's `--after-*` flags still apply (not after a generation change).
+    use_flags: bool,
+    generation: Option<String>,
 }
 
 impl TailArgs {
@@ -55,109 +77,170 @@ impl TailArgs {
     }
 
     async fn follow(self) -> anyhow::Result<()> {
-        let client = reqwest::Client::new();
-        let mut last_id: Option<String> = None;
-        let mut generation: Option<String> = None;
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .build()?;
+        let mut resume = Resume {
+            last_id: None,
+            use_flags: true,
+            generation: None,
+        };
         let mut backoff = BACKOFF_START;
         loop {
-            match self.connect(&client, last_id.as_deref()).await {
-                Ok(None) => {}
-                Ok(Some(response)) => {
-                    let current = response
-                        .headers()
-                        .get(GENERATION_HEADER)
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_string);
-                    if generation.is_some() && current != generation {
-                        eprintln!(
-                            "hooklog tail: the stream generation changed (the database was replaced); starting over"
-                        );
-                        generation = current;
-                        last_id = None;
+            // `--from-now` is pinned to the head once, so a reconnect before the first event
+            // resumes from there instead of skipping what arrived while disconnected.
+            if self.from_now && resume.use_flags && resume.last_id.is_none() {
+                match self.head(&client).await {
+                    Some(head) => resume.last_id = Some(head.to_string()),
+                    None => {
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(BACKOFF_MAX);
                         continue;
                     }
-                    generation = current;
+                }
+            }
+            match self.connect(&client, &resume).await {
+                Opened::Retry => {}
+                Opened::Refused(message) => bail!(message),
+                Opened::Stale {
+                    generation,
+                    message,
+                } => {
+                    if !self.generation_changed(&mut resume, generation) {
+                        bail!(message);
+                    }
+                    continue;
+                }
+                Opened::Stream(response) => {
+                    let generation = header(&response, GENERATION_HEADER);
+                    if self.generation_changed(&mut resume, generation) {
+                        continue;
+                    }
                     backoff = BACKOFF_START;
+                    match &resume.last_id {
+                        Some(id) => eprintln!("hooklog tail: connected, resuming after {id}"),
+                        None => eprintln!("hooklog tail: connected"),
+                    }
                     let mut events = response.bytes_stream().eventsource();
-                    while let Some(Ok(event)) = events.next().await {
+                    // The server sends a keepalive every 15 s: silence much longer than that
+                    // means the connection is gone, even if the socket says nothing.
+                    while let Ok(Some(Ok(event))) =
+                        tokio::time::timeout(IDLE_TIMEOUT, events.next()).await
+                    {
                         if event.data.is_empty() {
                             continue;
                         }
-                        self.print(&event.data)?;
-                        last_id = Some(event.id);
+                        if let Err(e) = self.print(&event.data) {
+                            eprintln!("hooklog tail: skipped event {}: {e}", event.id);
+                        }
+                        resume.last_id = Some(event.id);
                     }
                 }
-                Err(Stop::Refused(message)) => bail!(message),
             }
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(BACKOFF_MAX);
         }
     }
 
-    /// Opens the stream: `Ok(None)` is worth retrying (no server, a 5xx); a refusal the server
-    /// means (a stale cursor, a bad token) stops for good.
-    async fn connect(
-        &self,
-        client: &reqwest::Client,
-        last_id: Option<&str>,
-    ) -> Result<Option<reqwest::Response>, Stop> {
+    /// Records the server's generation; when it differs from the one seen before, the database
+    /// was replaced and every cursor is meaningless: say so and start from its beginning.
+    fn generation_changed(&self, resume: &mut Resume, current: Option<String>) -> bool {
+        let changed = resume.generation.is_some() && current != resume.generation;
+        resume.generation = current;
+        if changed {
+            eprintln!(
+                "hooklog tail: the stream generation changed (the database was replaced); starting over"
+            );
+            resume.last_id = None;
+            resume.use_flags = false;
+        }
+        changed
+    }
+
+    /// The stream's current head, in its own ordering (`None`: the server cannot be reached).
+    async fn head(&self, client: &reqwest::Client) -> Option<i64> {
         let base = self.url.trim_end_matches('/');
-        let (path, mut query) = match &self.session {
-            Some(session) => (
-                format!("{base}/sessions/{}/events", encode(session)),
-                Vec::new(),
-            ),
-            None => (format!("{base}/events"), Vec::new()),
+        let url = match &self.session {
+            Some(session) => format!("{base}/sessions/{}/events", encode(session)),
+            None => format!("{base}/health"),
         };
+        let mut request = client.get(url).header("accept", "application/json");
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        let response = tokio::time::timeout(REQUEST_TIMEOUT, request.send())
+            .await
+            .ok()?
+            .ok()?;
+        let body: Value = response.json().await.ok()?;
+        body["headSequence"].as_i64()
+    }
+
+    /// Opens the stream, resuming after `resume.last_id` (as `Last-Event-ID`) or, before any
+    /// event, from the user's own cursor flags.
+    async fn connect(&self, client: &reqwest::Client, resume: &Resume) -> Opened {
+        let base = self.url.trim_end_matches('/');
+        let path = match &self.session {
+            Some(session) => format!("{base}/sessions/{}/events", encode(session)),
+            None => format!("{base}/events"),
+        };
+        let mut query = Vec::new();
         if self.session.is_none()
             && let Some(t) = &self.event_type
         {
             query.push(("type", t.clone()));
         }
-        if let Some(n) = self.after_sequence {
-            query.push(("after_sequence", n.to_string()));
-        }
-        if let Some(id) = &self.after_event_id {
-            query.push(("after_event_id", id.clone()));
-        }
-        if self.from_now {
-            query.push(("from", "now".to_string()));
+        if resume.use_flags && resume.last_id.is_none() {
+            if let Some(n) = self.after_sequence {
+                query.push(("after_sequence", n.to_string()));
+            }
+            if let Some(id) = &self.after_event_id {
+                query.push(("after_event_id", id.clone()));
+            }
         }
         let mut request = client
             .get(path)
             .query(&query)
             .header("accept", "text/event-stream");
-        if let Some(id) = last_id {
+        if let Some(id) = &resume.last_id {
             request = request.header("last-event-id", id);
         }
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
-        let response = match request.send().await {
-            Ok(response) => response,
-            Err(e) => {
+        let response = match tokio::time::timeout(REQUEST_TIMEOUT, request.send()).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => {
                 eprintln!("hooklog tail: cannot reach {base} ({e}); retrying");
-                return Ok(None);
+                return Opened::Retry;
+            }
+            Err(_) => {
+                eprintln!("hooklog tail: {base} did not answer in {REQUEST_TIMEOUT:?}; retrying");
+                return Opened::Retry;
             }
         };
         match response.status().as_u16() {
-            200 => Ok(Some(response)),
+            200 => Opened::Stream(response),
             400 => {
+                let generation = header(&response, GENERATION_HEADER);
                 let body: Value = response.json().await.unwrap_or_default();
-                Err(Stop::Refused(format!(
-                    "the server refused the cursor: {} (first available {}, head {}); start again without it",
-                    body["message"].as_str().unwrap_or("invalid request"),
-                    body["firstAvailableSequence"],
-                    body["headSequence"],
-                )))
+                Opened::Stale {
+                    generation,
+                    message: format!(
+                        "the server refused the cursor: {} (first available {}, head {}); start again without it",
+                        body["message"].as_str().unwrap_or("invalid request"),
+                        body["firstAvailableSequence"],
+                        body["headSequence"],
+                    ),
+                }
             }
-            401 | 403 => Err(Stop::Refused(format!(
+            401 | 403 => Opened::Refused(format!(
                 "the server refused the token ({}); set HOOKLOG_TOKEN or --token",
                 response.status()
-            ))),
+            )),
             status => {
                 eprintln!("hooklog tail: the server answered {status}; retrying");
-                Ok(None)
+                Opened::Retry
             }
         }
     }
@@ -178,6 +261,14 @@ impl TailArgs {
         out.flush()?;
         Ok(())
     }
+}
+
+fn header(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
 }
 
 fn encode(segment: &str) -> String {

@@ -149,8 +149,8 @@ pub fn open(state: AppState, scope: Scope, resolution: Resolution) -> Result<Res
 }
 
 /// `id:`, `event:`, `data:` frames for a batch, in one buffer. Types hold no control
-/// characters (ingest refuses them) and envelopes are single-line JSON, so no field needs
-/// splitting across lines.
+/// characters (ingest refuses them); envelopes are one line unless a row written from outside
+/// hooklog holds pretty-printed JSON, which `split_data_lines` handles.
 fn frames(batch: &[Delivery]) -> Bytes {
     let size: usize = batch
         .iter()
@@ -163,15 +163,34 @@ fn frames(batch: &[Delivery]) -> Bytes {
         out.push_str("\nevent: ");
         out.push_str(&d.event.event.event_type);
         out.push_str("\ndata: ");
+        let start = out.len();
         if d.live {
             // Live events go to every subscriber: render once, share.
             out.push_str(d.event.envelope_json());
         } else {
             d.event.write_envelope(&mut out);
         }
+        split_data_lines(&mut out, start);
         out.push_str("\n\n");
     }
     Bytes::from(out)
+}
+
+/// A line break inside `data:` would end the field: continue it on further `data:` lines (the
+/// client joins them with a newline, which in JSON is only whitespace between tokens, since a
+/// JSON string cannot hold a raw line break).
+fn split_data_lines(out: &mut String, start: usize) {
+    if !out[start..].contains(['\n', '\r']) {
+        return;
+    }
+    let text = out.split_off(start);
+    let lines = text.split(['\n', '\r']).filter(|line| !line.is_empty());
+    for (i, line) in lines.enumerate() {
+        if i > 0 {
+            out.push_str("\ndata: ");
+        }
+        out.push_str(line);
+    }
 }
 
 fn generation(state: &AppState) -> HeaderValue {
@@ -218,4 +237,23 @@ fn probe(state: &AppState, session_id: &str, resolution: Resolution) -> Response
         .headers_mut()
         .insert(GENERATION_HEADER, generation(state));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_breaks_in_an_envelope_continue_on_further_data_lines() {
+        let mut out = String::from("data: ");
+        out.push_str("{\r\n  \"a\": 1,\n  \"b\": [\n]\r}");
+        split_data_lines(&mut out, 6);
+        assert_eq!(
+            out,
+            "data: {\ndata:   \"a\": 1,\ndata:   \"b\": [\ndata: ]\ndata: }"
+        );
+        let mut one = String::from("data: {\"a\":1}");
+        split_data_lines(&mut one, 6);
+        assert_eq!(one, "data: {\"a\":1}");
+    }
 }
