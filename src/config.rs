@@ -38,6 +38,8 @@ pub struct Config {
     pub body_timeout: Duration,
     /// On shutdown, how long open connections get to finish before they are closed anyway.
     pub drain_timeout: Duration,
+    /// Which old events the writer prunes (none by default).
+    pub retention: crate::store::retention::Retention,
 }
 
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
@@ -53,6 +55,7 @@ impl Config {
             keepalive: Duration::from_secs(15),
             body_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(10),
+            retention: Default::default(),
         }
     }
 }

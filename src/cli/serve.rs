@@ -22,6 +22,12 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
+    /// Keep at most this many events; older ones are pruned (positions keep counting).
+    #[arg(long, env = "HOOKLOG_RETAIN_MAX_EVENTS")]
+    pub retain_max_events: Option<u64>,
+    /// Prune events received longer ago than this (e.g. `30d`, `12h`, `90m`).
+    #[arg(long, env = "HOOKLOG_RETAIN_MAX_AGE", value_parser = humantime::parse_duration)]
+    pub retain_max_age: Option<std::time::Duration>,
     /// Allow listening on a non-loopback address (hooklog stores prompts and commands).
     #[arg(long, env = "HOOKLOG_ALLOW_NON_LOOPBACK_BIND")]
     pub allow_non_loopback: bool,
@@ -40,6 +46,10 @@ impl ServeArgs {
         let config = Config {
             durability: self.durability,
             body_limit: self.body_limit,
+            retention: crate::store::retention::Retention {
+                max_events: self.retain_max_events,
+                max_age: self.retain_max_age,
+            },
             ..Config::for_path(&self.db)
         };
         let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;

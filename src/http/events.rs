@@ -59,6 +59,9 @@ pub struct EventsQuery {
 pub struct Page {
     events: Vec<Box<RawValue>>,
     head_sequence: i64,
+    /// The oldest sequence still retained: a cursor below `firstAvailableSequence - 1` means
+    /// events in between were pruned.
+    first_available_sequence: i64,
     /// The cursor for the next page: the last sequence returned, or the one asked for.
     next_after_sequence: i64,
 }
@@ -101,20 +104,21 @@ pub async fn list(
             "limit must be between 1 and {MAX_PAGE}"
         )));
     }
-    let (events, head) = state
+    let (events, bounds) = state
         .store
         .read(move |conn| {
             let tx = conn.unchecked_transaction()?;
             let events = scope.page(&tx, after, limit)?;
-            let head = read::head(&tx)?;
+            let bounds = Scope::Global(Filter::default()).bounds(&tx)?;
             tx.finish()?;
-            Ok((events, head))
+            Ok((events, bounds))
         })
         .await?;
     let next = events.last().map_or(after, |e| e.sequence);
     Ok(Json(Page {
         events: events.iter().map(|e| e.envelope_raw()).collect(),
-        head_sequence: head,
+        head_sequence: bounds.head_sequence,
+        first_available_sequence: bounds.first_available_sequence,
         next_after_sequence: next,
     })
     .into_response())

@@ -107,11 +107,19 @@ pub async fn resolve(
         .await?)
 }
 
-/// Opens the event stream, or refuses a stale cursor with `400 invalid_cursor`.
+/// Opens the event stream, or refuses a stale cursor with `400 invalid_cursor`. A global
+/// stream whose cursor is before the retained history opens anyway, with a `STREAM_GAP` frame
+/// first that names the pruned range.
 pub fn open(state: AppState, scope: Scope, resolution: Resolution) -> Result<Response, ApiError> {
-    let after = match resolution {
-        Resolution::Ready { after, .. } => after,
-        Resolution::Stale { bounds } => return Ok(stale(&state, bounds)),
+    let (after, gap) = match (resolution, &scope) {
+        (Resolution::Ready { after, .. }, _) => (after, None),
+        (Resolution::Behind { after, bounds }, Scope::Global(_)) => {
+            let first = bounds.first_available_sequence;
+            (first - 1, Some(gap_frame(after, first)))
+        }
+        (Resolution::Stale { bounds } | Resolution::Behind { bounds, .. }, _) => {
+            return Ok(stale(&state, bounds));
+        }
     };
     let mut shutdown = state.shutdown.clone();
     let batches = follow(state.store.clone(), state.store.hub.clone(), scope, after);
@@ -120,6 +128,9 @@ pub fn open(state: AppState, scope: Scope, resolution: Resolution) -> Result<Res
     // an idle stretch of `keepalive` becomes a `: keepalive` comment.
     let body = async_stream::stream! {
         yield Ok::<Bytes, StoreError>(Bytes::from(format!("retry: {}\n\n", RETRY.as_millis())));
+        if let Some(gap) = gap {
+            yield Ok(gap);
+        }
         let mut batches = std::pin::pin!(batches);
         loop {
             match tokio::time::timeout(keepalive, batches.next()).await {
@@ -146,6 +157,18 @@ pub fn open(state: AppState, scope: Scope, resolution: Resolution) -> Result<Res
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert(GENERATION_HEADER, generation(&state));
     Ok(response)
+}
+
+/// The first frame of a global stream whose cursor was pruned: what was lost, and where the
+/// stream resumes. Its id is 0, reserved for it: no event has sequence 0.
+fn gap_frame(after: i64, first: i64) -> Bytes {
+    let data = json!({
+        "type": "STREAM_GAP",
+        "fromSequence": after + 1,
+        "toSequence": first - 1,
+        "firstAvailableSequence": first,
+    });
+    Bytes::from(format!("id: 0\nevent: STREAM_GAP\ndata: {data}\n\n"))
 }
 
 /// `id:`, `event:`, `data:` frames for a batch, in one buffer. Types hold no control
@@ -215,12 +238,16 @@ fn stale(state: &AppState, bounds: Bounds) -> Response {
 /// The JSON reconnect probe (seed 003's `FactorySessionEventStreamRecovery`, with the bounds).
 fn probe(state: &AppState, session_id: &str, resolution: Resolution) -> Response {
     let (outcome, bounds) = match resolution {
-        Resolution::Stale { bounds } | Resolution::Ready { bounds, .. }
+        Resolution::Stale { bounds }
+        | Resolution::Behind { bounds, .. }
+        | Resolution::Ready { bounds, .. }
             if bounds.head_sequence == 0 =>
         {
             ("UNKNOWN_SESSION", bounds)
         }
-        Resolution::Stale { bounds } => ("CURSOR_STALE", bounds),
+        Resolution::Stale { bounds } | Resolution::Behind { bounds, .. } => {
+            ("CURSOR_STALE", bounds)
+        }
         Resolution::Ready { bounds, .. } => ("STREAM_READY", bounds),
     };
     let stale = outcome == "CURSOR_STALE";

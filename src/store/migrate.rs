@@ -4,10 +4,16 @@
 use rusqlite::{Connection, TransactionBehavior};
 
 /// Every migration, in order. A landed migration is never edited: add a new file instead.
-pub const MIGRATIONS: &[(&str, &str)] = &[(
-    "0001_events.sql",
-    include_str!("../../migrations/0001_events.sql"),
-)];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "0001_events.sql",
+        include_str!("../../migrations/0001_events.sql"),
+    ),
+    (
+        "0002_retention.sql",
+        include_str!("../../migrations/0002_retention.sql"),
+    ),
+];
 
 /// Applies the migrations this database has not seen yet. Each runs in its own transaction.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {

@@ -4,6 +4,7 @@
 pub mod migrate;
 pub mod open;
 pub mod read;
+pub mod retention;
 pub mod stats;
 pub mod writer;
 
@@ -29,6 +30,8 @@ pub enum StoreError {
     InUse(String),
     #[error("lock file {0}: {1}")]
     LockFile(String, std::io::Error),
+    #[error("the events after position {after} were pruned while the stream was reading them")]
+    HistoryPruned { after: i64 },
 }
 
 /// The open database: the writer handle, the reader pool, and the database's identity.
@@ -54,7 +57,7 @@ impl Store {
         let generation_id = read::meta(&conn, "stream_generation_id")?
             .ok_or(StoreError::MissingMeta("stream_generation_id"))?;
         let readers = open::open_readers(&config.db_path, config.reader_pool_size)?;
-        let (writer, thread) = Writer::start(conn, hub.clone())?;
+        let (writer, thread) = Writer::start(conn, hub.clone(), config.retention)?;
         Ok(Store {
             writer,
             readers,

@@ -22,10 +22,15 @@ pub fn stored_event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
 }
 
 /// The highest committed sequence (0 for an empty log).
+/// Pruning never lowers it: the highest sequence pruned is kept in `meta`.
 pub fn head(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("SELECT COALESCE(MAX(sequence), 0) FROM events", [], |r| {
-        r.get(0)
-    })
+    conn.query_row(
+        "SELECT MAX(COALESCE((SELECT MAX(sequence) FROM events), 0),
+                    COALESCE((SELECT CAST(value AS INTEGER) FROM meta
+                              WHERE key = 'pruned_through_sequence'), 0))",
+        [],
+        |r| r.get(0),
+    )
 }
 
 pub fn event_by_id(conn: &Connection, event_id: &str) -> rusqlite::Result<Option<StoredEvent>> {

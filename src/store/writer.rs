@@ -5,6 +5,7 @@
 //! the commit, and the committed events are then published to the hub in sequence order.
 
 use super::read;
+use super::retention::{self, Retention};
 use super::stats::WriterStats;
 use crate::event::{NewEvent, StoredEvent, time};
 use crate::projection;
@@ -61,9 +62,17 @@ pub enum AppendError {
 type Reply = oneshot::Sender<Result<Vec<Appended>, AppendError>>;
 
 enum Command {
-    Append { events: Vec<NewEvent>, reply: Reply },
+    Append {
+        events: Vec<NewEvent>,
+        reply: Reply,
+    },
+    /// Periodic housekeeping (age-based pruning while no events arrive).
+    Maintain,
     Stop,
 }
+
+/// How often the writer is nudged to prune when retention is configured.
+const MAINTAIN_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A handle to the writer thread. Cheap to clone.
 #[derive(Clone)]
@@ -80,8 +89,10 @@ impl Writer {
     pub fn start(
         conn: Connection,
         hub: Hub,
+        retention: Retention,
     ) -> rusqlite::Result<(Writer, std::thread::JoinHandle<()>)> {
         let mut thread = WriterThread::new(conn, hub)?;
+        thread.retention = retention;
         let (queue, commands) = mpsc::channel(QUEUE_CAPACITY);
         let writer = Writer {
             queue,
@@ -93,6 +104,23 @@ impl Writer {
             .name("hooklog-writer".into())
             .spawn(move || thread.run(commands))
             .expect("spawning the writer thread");
+        if retention.is_set() {
+            let queue = writer.queue.clone();
+            std::thread::Builder::new()
+                .name("hooklog-maintain".into())
+                .spawn(move || {
+                    // Ends when the writer has stopped (its queue is closed).
+                    loop {
+                        std::thread::sleep(MAINTAIN_EVERY);
+                        if let Err(mpsc::error::TrySendError::Closed(_)) =
+                            queue.try_send(Command::Maintain)
+                        {
+                            return;
+                        }
+                    }
+                })
+                .expect("spawning the maintenance thread");
+        }
         Ok((writer, handle))
     }
 
@@ -134,6 +162,7 @@ struct WriterThread {
     head: i64,
     /// Last `session_sequence` given per session within the current batch.
     session_heads: HashMap<String, i64>,
+    retention: Retention,
     healthy: Arc<AtomicBool>,
     shared_head: Arc<AtomicI64>,
     stats: Arc<WriterStats>,
@@ -167,6 +196,7 @@ impl WriterThread {
             hub,
             head,
             session_heads: HashMap::new(),
+            retention: Retention::default(),
             healthy: Arc::new(AtomicBool::new(true)),
             shared_head: Arc::new(AtomicI64::new(head)),
             stats: Arc::new(WriterStats::default()),
@@ -181,6 +211,7 @@ impl WriterThread {
             };
             let mut batch = Vec::new();
             let mut size = 0;
+            let mut maintain = false;
             let mut next = Some(first);
             while let Some(command) = next.take() {
                 match command {
@@ -188,6 +219,7 @@ impl WriterThread {
                         size += events.len();
                         batch.push(Pending { events, reply });
                     }
+                    Command::Maintain => maintain = true,
                     Command::Stop => {
                         stopping = true;
                         break;
@@ -199,10 +231,32 @@ impl WriterThread {
             }
             if !batch.is_empty() {
                 self.commit_batch(batch);
+                maintain = true;
+            }
+            if maintain {
+                self.prune();
             }
         }
         self.fold_wal();
         tracing::debug!(head = self.head, "writer stopped");
+    }
+
+    /// One bounded prune step, when retention is configured. A failure is logged and retried at
+    /// the next step; it never affects ingest.
+    fn prune(&mut self) {
+        if !self.retention.is_set() {
+            return;
+        }
+        match retention::prune_step(&self.conn, &self.retention, chrono::Utc::now()) {
+            Ok(0) => {}
+            Ok(pruned) => tracing::debug!(pruned, "pruned the oldest events"),
+            Err(e) => {
+                tracing::warn!(error = %e, "pruning failed; will retry");
+                if !self.conn.is_autocommit() {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                }
+            }
+        }
     }
 
     /// Folds the WAL into the main file so a stopped hooklog leaves one self-contained file.
@@ -416,7 +470,9 @@ impl WriterThread {
             None => self
                 .conn
                 .prepare_cached(
-                    "SELECT COALESCE(MAX(session_sequence), 0) + 1 FROM events WHERE session_id = ?1",
+                    "SELECT MAX(COALESCE((SELECT MAX(session_sequence) FROM events WHERE session_id = ?1), 0),
+                                COALESCE((SELECT last_session_sequence FROM pruned_sessions
+                                          WHERE session_id = ?1), 0)) + 1",
                 )?
                 .query_row([session], |r| r.get::<_, i64>(0))?,
         };

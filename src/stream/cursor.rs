@@ -18,8 +18,10 @@ pub struct Cursor {
 pub enum Resolution {
     /// Deliver events with ordering numbers above `after`.
     Ready { after: i64, bounds: Bounds },
-    /// The cursor names an event this stream does not hold, or a position outside its history.
+    /// The cursor names an event this stream does not hold, or a position beyond its head.
     Stale { bounds: Bounds },
+    /// The cursor is before the retained history: events after it were pruned.
+    Behind { after: i64, bounds: Bounds },
 }
 
 impl Cursor {
@@ -53,8 +55,11 @@ impl Cursor {
         };
         // Valid: from just before the oldest retained event up to the head.
         let oldest = (bounds.first_available_sequence - 1).max(0);
-        if after < oldest || after > bounds.head_sequence {
+        if after > bounds.head_sequence {
             return Ok(Resolution::Stale { bounds });
+        }
+        if after < oldest {
+            return Ok(Resolution::Behind { after, bounds });
         }
         Ok(Resolution::Ready { after, bounds })
     }

@@ -2,7 +2,7 @@
 //! `session_sequence`, the global stream by `sequence`; frame ids and cursors use that number.
 
 use crate::event::StoredEvent;
-use crate::store::read::{EVENT_COLUMNS, stored_event};
+use crate::store::read::{self, EVENT_COLUMNS, stored_event};
 use rusqlite::{Connection, OptionalExtension, params};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -94,20 +94,28 @@ impl Scope {
         }
     }
 
+    /// What the stream holds now. The head counts pruned events too (positions never restart);
+    /// with everything pruned, the first available position is the one after the head.
     pub fn bounds(&self, conn: &Connection) -> rusqlite::Result<Bounds> {
-        let (first, head): (Option<i64>, Option<i64>) = match self {
+        let (first, head): (Option<i64>, i64) = match self {
             Scope::Session(id) => conn.query_row(
-                "SELECT MIN(session_sequence), MAX(session_sequence) FROM events WHERE session_id = ?1",
+                "SELECT MIN(session_sequence),
+                        MAX(COALESCE(MAX(session_sequence), 0),
+                            COALESCE((SELECT last_session_sequence FROM pruned_sessions
+                                      WHERE session_id = ?1), 0))
+                 FROM events WHERE session_id = ?1",
                 [id],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?,
-            Scope::Global(_) => conn.query_row("SELECT MIN(sequence), MAX(sequence) FROM events", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?,
+            Scope::Global(_) => (
+                conn.query_row("SELECT MIN(sequence) FROM events", [], |r| r.get(0))?,
+                read::head(conn)?,
+            ),
         };
+        let first = first.unwrap_or(if head > 0 { head + 1 } else { 0 });
         Ok(Bounds {
-            first_available_sequence: first.unwrap_or(0),
-            head_sequence: head.unwrap_or(0),
+            first_available_sequence: first,
+            head_sequence: head,
         })
     }
 

@@ -55,6 +55,14 @@ pub fn follow(
                 let (page_scope, from) = (scope.clone(), last);
                 let page = store.read(move |conn| page_scope.page(conn, from, PAGE)).await?;
                 let full = page.len() == PAGE as usize;
+                // Pruning can overtake a stream reading old history: end it rather than skip
+                // (the client reconnects with its cursor and is told what is gone).
+                if let Some(position) = page.first().and_then(|e| scope.position(e))
+                    && scope.is_contiguous()
+                    && position != last + 1
+                {
+                    Err(StoreError::HistoryPruned { after: last })?;
+                }
                 let batch: Vec<Delivery> = page
                     .into_iter()
                     .filter_map(|event| {

@@ -1,0 +1,87 @@
+//! Retention: the writer prunes the oldest events once there are more than `max_events` or
+//! they are older than `max_age`, in bounded steps between batches, so pruning never holds up
+//! ingest for long. Positions survive pruning: the highest sequence pruned goes to `meta`, and
+//! each pruned session's last `session_sequence` to `pruned_sessions`, so numbering continues.
+
+use crate::event::time;
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, params};
+use std::time::Duration;
+
+/// Most events one prune step deletes (one transaction).
+pub const PRUNE_STEP: i64 = 5_000;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Retention {
+    pub max_events: Option<u64>,
+    pub max_age: Option<Duration>,
+}
+
+impl Retention {
+    pub fn is_set(&self) -> bool {
+        self.max_events.is_some() || self.max_age.is_some()
+    }
+}
+
+/// Deletes up to [`PRUNE_STEP`] of the oldest events the policy no longer keeps, in one
+/// transaction; returns how many. Alerts and other projections keep their rows.
+pub fn prune_step(
+    conn: &Connection,
+    policy: &Retention,
+    now: DateTime<Utc>,
+) -> rusqlite::Result<i64> {
+    if !policy.is_set() {
+        return Ok(0);
+    }
+    let tx = conn.unchecked_transaction()?;
+    let (first, last): (Option<i64>, Option<i64>) =
+        tx.query_row("SELECT MIN(sequence), MAX(sequence) FROM events", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    let (Some(first), Some(last)) = (first, last) else {
+        return Ok(0);
+    };
+    let mut through = first - 1;
+    if let Some(max) = policy.max_events {
+        through = through.max(last - max as i64);
+    }
+    if let Some(age) = policy.max_age {
+        let cutoff =
+            time::format(now - chrono::Duration::from_std(age).unwrap_or(chrono::Duration::MAX));
+        // The oldest events, in order, up to the first one still young enough.
+        let old: i64 = tx.query_row(
+            "SELECT COALESCE(MIN(sequence) - 1, ?2) FROM (
+                 SELECT sequence, received_at FROM events WHERE sequence >= ?1
+                 ORDER BY sequence LIMIT ?3)
+             WHERE received_at >= ?4",
+            params![
+                first,
+                (first + PRUNE_STEP - 1).min(last),
+                PRUNE_STEP,
+                cutoff
+            ],
+            |r| r.get(0),
+        )?;
+        through = through.max(old);
+    }
+    through = through.min(first + PRUNE_STEP - 1);
+    if through < first {
+        return Ok(0);
+    }
+    tx.execute(
+        "INSERT INTO pruned_sessions (session_id, last_session_sequence)
+         SELECT session_id, MAX(session_sequence) FROM events
+         WHERE sequence <= ?1 AND session_id IS NOT NULL GROUP BY session_id
+         ON CONFLICT (session_id) DO UPDATE
+         SET last_session_sequence = MAX(last_session_sequence, excluded.last_session_sequence)",
+        [through],
+    )?;
+    tx.execute(
+        "UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?1) AS TEXT)
+         WHERE key = 'pruned_through_sequence'",
+        [through],
+    )?;
+    let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;
+    tx.commit()?;
+    Ok(pruned as i64)
+}
