@@ -120,16 +120,7 @@ async fn pruning_by_age_empties_an_idle_log_and_numbering_continues() {
     let ack = app.post_session_events("s", 1).await;
     assert_eq!(ack[0]["sequence"], 11);
     assert_eq!(ack[0]["sessionSequence"], 11);
-    let probe: Value = app
-        .client
-        .get(format!("{}/sessions/s/events", app.url))
-        .header("accept", "application/json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let probe: Value = app.probe("/sessions/s/events").await.json().await.unwrap();
     assert_eq!(probe["outcome"], "STREAM_READY");
     assert_eq!(probe["firstAvailableSequence"], 11);
 }

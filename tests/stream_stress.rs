@@ -172,13 +172,7 @@ async fn stream_head(app: &common::TestApp, path: &str) -> i64 {
             .as_i64()
             .unwrap();
     }
-    let response = app
-        .client
-        .get(format!("{}{path}", app.url))
-        .header("accept", "application/json")
-        .send()
-        .await
-        .unwrap();
+    let response = app.probe(path).await;
     response.json::<Value>().await.unwrap()["headSequence"]
         .as_i64()
         .unwrap()

@@ -189,13 +189,7 @@ async fn the_json_probe_reports_ready_stale_or_unknown() {
     let probe = |path: &'static str| {
         let app = &app;
         async move {
-            let response = app
-                .client
-                .get(format!("{}{path}", app.url))
-                .header("accept", "application/json")
-                .send()
-                .await
-                .unwrap();
+            let response = app.probe(path).await;
             assert_eq!(response.status(), StatusCode::OK);
             assert!(
                 response

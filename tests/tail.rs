@@ -112,18 +112,8 @@ async fn tail_prints_every_event_exactly_once_across_a_server_restart() {
     child.kill().unwrap();
     child.wait().unwrap();
 
-    let lines = lines.lock().unwrap();
-    let ids: Vec<String> = lines
-        .iter()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
     let expected: Vec<String> = (1..=41).map(|i| format!("s-{i}")).collect();
-    assert_eq!(ids, expected, "every event of s once, in order");
+    assert_eq!(ids(&lines), expected, "every event of s once, in order");
 }
 
 /// While the server is down, producers fail; tail keeps retrying meanwhile.

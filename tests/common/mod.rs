@@ -117,6 +117,16 @@ impl TestApp {
         (status, response.json().await.expect("a JSON answer"))
     }
 
+    /// Asks a stream route for its JSON reconnect probe (`Accept: application/json`).
+    pub async fn probe(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(format!("{}{path}", self.url))
+            .header("accept", "application/json")
+            .send()
+            .await
+            .expect("probe sent")
+    }
+
     /// Opens an event stream (`Accept: text/event-stream`) with extra headers.
     pub async fn stream(&self, path: &str, headers: &[(&str, &str)]) -> reqwest::Response {
         let mut request = self
