@@ -43,11 +43,15 @@ pub fn prune_step(
     };
     let mut through = first - 1;
     if let Some(max) = policy.max_events {
-        through = through.max(last - max as i64);
+        through = through.max(last.saturating_sub(i64::try_from(max).unwrap_or(i64::MAX)));
     }
-    if let Some(age) = policy.max_age {
-        let cutoff =
-            time::format(now - chrono::Duration::from_std(age).unwrap_or(chrono::Duration::MAX));
+    // An age beyond what a date can express keeps everything.
+    let cutoff = policy
+        .max_age
+        .and_then(|age| chrono::Duration::from_std(age).ok())
+        .and_then(|age| now.checked_sub_signed(age));
+    if let Some(cutoff) = cutoff {
+        let cutoff = time::format(cutoff);
         // The oldest events, in order, up to the first one still young enough.
         let old: i64 = tx.query_row(
             "SELECT COALESCE(MIN(sequence) - 1, ?2) FROM (
@@ -84,4 +88,40 @@ pub fn prune_step(
     let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;
     tx.commit()?;
     Ok(pruned as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Durability;
+    use crate::store::open::open_writer;
+
+    #[test]
+    fn absurd_limits_keep_everything_instead_of_overflowing() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open_writer(&dir.path().join("r.db"), Durability::Normal).unwrap();
+        conn.execute(
+            "INSERT INTO events VALUES (1, 'e', 's', 1, 'Stop', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{}')",
+            [],
+        )
+        .unwrap();
+        let huge = Retention {
+            max_events: Some(u64::MAX),
+            max_age: Some(Duration::from_secs(u64::MAX)),
+        };
+        assert_eq!(prune_step(&conn, &huge, Utc::now()).unwrap(), 0);
+        let none_left = Retention {
+            max_events: Some(0),
+            max_age: None,
+        };
+        assert_eq!(prune_step(&conn, &none_left, Utc::now()).unwrap(), 1);
+        let pruned: String = conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'pruned_through_sequence'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(pruned, "1");
+    }
 }
