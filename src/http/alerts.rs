@@ -29,13 +29,7 @@ pub async fn list(
     if query.after_id < 0 {
         return Err(ApiError::invalid("after_id must be >= 0"));
     }
-    let limit = query.limit.unwrap_or(super::events::DEFAULT_PAGE);
-    if !(1..=super::events::MAX_PAGE).contains(&limit) {
-        return Err(ApiError::invalid(format!(
-            "limit must be between 1 and {}",
-            super::events::MAX_PAGE
-        )));
-    }
+    let limit = super::events::page_limit(query.limit)?;
     let alerts = state
         .store
         .read(move |conn| alerts::list(conn, query.kind.as_deref(), query.after_id, limit))

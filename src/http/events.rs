@@ -19,6 +19,17 @@ use serde_json::value::RawValue;
 pub const DEFAULT_PAGE: u32 = 100;
 pub const MAX_PAGE: u32 = 1000;
 
+/// A page size from a `limit` query parameter: 100 when absent, 1 to 1,000 when given.
+pub fn page_limit(limit: Option<u32>) -> Result<u32, ApiError> {
+    let limit = limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::invalid(format!(
+            "limit must be between 1 and {MAX_PAGE}"
+        )));
+    }
+    Ok(limit)
+}
+
 #[derive(Serialize)]
 pub struct IngestResponse {
     events: Vec<Appended>,
@@ -98,12 +109,7 @@ pub async fn list(
     if after < 0 {
         return Err(ApiError::invalid("after_sequence must be >= 0"));
     }
-    let limit = query.limit.unwrap_or(DEFAULT_PAGE);
-    if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ApiError::invalid(format!(
-            "limit must be between 1 and {MAX_PAGE}"
-        )));
-    }
+    let limit = page_limit(query.limit)?;
     let (events, bounds) = state
         .store
         .read(move |conn| {

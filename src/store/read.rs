@@ -33,6 +33,17 @@ pub fn head(conn: &Connection) -> rusqlite::Result<i64> {
     )
 }
 
+/// A session's last `session_sequence` (0 for a new session). Pruning never lowers it: a
+/// pruned session's last number is kept in `pruned_sessions`.
+pub fn session_head(conn: &Connection, session: &str) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT MAX(COALESCE((SELECT MAX(session_sequence) FROM events WHERE session_id = ?1), 0),
+                    COALESCE((SELECT last_session_sequence FROM pruned_sessions
+                              WHERE session_id = ?1), 0))",
+    )?
+    .query_row([session], |r| r.get(0))
+}
+
 pub fn event_by_id(conn: &Connection, event_id: &str) -> rusqlite::Result<Option<StoredEvent>> {
     conn.prepare_cached(&format!(
         "SELECT {EVENT_COLUMNS} FROM events WHERE event_id = ?1"

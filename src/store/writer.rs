@@ -467,14 +467,7 @@ impl WriterThread {
     fn next_session_sequence(&mut self, session: &str) -> rusqlite::Result<i64> {
         let next = match self.session_heads.get(session) {
             Some(last) => last + 1,
-            None => self
-                .conn
-                .prepare_cached(
-                    "SELECT MAX(COALESCE((SELECT MAX(session_sequence) FROM events WHERE session_id = ?1), 0),
-                                COALESCE((SELECT last_session_sequence FROM pruned_sessions
-                                          WHERE session_id = ?1), 0)) + 1",
-                )?
-                .query_row([session], |r| r.get::<_, i64>(0))?,
+            None => read::session_head(&self.conn, session)? + 1,
         };
         self.session_heads.insert(session.to_string(), next);
         Ok(next)

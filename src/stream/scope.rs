@@ -98,15 +98,14 @@ impl Scope {
     /// with everything pruned, the first available position is the one after the head.
     pub fn bounds(&self, conn: &Connection) -> rusqlite::Result<Bounds> {
         let (first, head): (Option<i64>, i64) = match self {
-            Scope::Session(id) => conn.query_row(
-                "SELECT MIN(session_sequence),
-                        MAX(COALESCE(MAX(session_sequence), 0),
-                            COALESCE((SELECT last_session_sequence FROM pruned_sessions
-                                      WHERE session_id = ?1), 0))
-                 FROM events WHERE session_id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?,
+            Scope::Session(id) => (
+                conn.query_row(
+                    "SELECT MIN(session_sequence) FROM events WHERE session_id = ?1",
+                    [id],
+                    |r| r.get(0),
+                )?,
+                read::session_head(conn, id)?,
+            ),
             Scope::Global(_) => (
                 conn.query_row("SELECT MIN(sequence) FROM events", [], |r| r.get(0))?,
                 read::head(conn)?,
