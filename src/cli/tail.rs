@@ -2,6 +2,7 @@
 //! `--json`. It reconnects by itself with its cursor (the `Last-Event-ID` of the last event it
 //! printed) and a capped backoff, so a restart of the server neither loses nor repeats a line.
 
+use crate::http::streams::GENERATION_HEADER;
 use anyhow::{Context, bail};
 use clap::Args;
 use eventsource_stream::Eventsource;
@@ -10,7 +11,6 @@ use serde_json::Value;
 use std::io::Write;
 use std::time::Duration;
 
-const GENERATION_HEADER: &str = "x-hooklog-stream-generation-id";
 const BACKOFF_START: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -157,12 +157,21 @@ impl TailArgs {
         changed
     }
 
+    /// The stream this tail follows: one session's, or the global one.
+    fn stream_url(&self) -> String {
+        let base = self.url.trim_end_matches('/');
+        match &self.session {
+            Some(session) => format!("{base}/sessions/{}/events", encode(session)),
+            None => format!("{base}/events"),
+        }
+    }
+
     /// The stream's current head, in its own ordering (`None`: the server cannot be reached).
     async fn head(&self, client: &reqwest::Client) -> Option<i64> {
-        let base = self.url.trim_end_matches('/');
+        // A session's probe answers with its head; the global head is in /health.
         let url = match &self.session {
-            Some(session) => format!("{base}/sessions/{}/events", encode(session)),
-            None => format!("{base}/health"),
+            Some(_) => self.stream_url(),
+            None => format!("{}/health", self.url.trim_end_matches('/')),
         };
         let mut request = client.get(url).header("accept", "application/json");
         if let Some(token) = &self.token {
@@ -180,10 +189,7 @@ impl TailArgs {
     /// event, from the user's own cursor flags.
     async fn connect(&self, client: &reqwest::Client, resume: &Resume) -> Opened {
         let base = self.url.trim_end_matches('/');
-        let path = match &self.session {
-            Some(session) => format!("{base}/sessions/{}/events", encode(session)),
-            None => format!("{base}/events"),
-        };
+        let path = self.stream_url();
         let mut query = Vec::new();
         if self.session.is_none()
             && let Some(t) = &self.event_type
