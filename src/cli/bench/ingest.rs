@@ -57,10 +57,7 @@ pub struct IngestArgs {
 impl IngestArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let runtime = tokio::runtime::Runtime::new()?;
-        let mut server = match &self.url {
-            Some(url) => Server::External(url.trim_end_matches('/').to_string()),
-            None => Server::start(self.durability)?,
-        };
+        let mut server = Server::external_or_start(self.url.as_deref(), self.durability)?;
         let result = runtime.block_on(self.run_scenarios(server.url()));
         if let Some(rss) = server.rss() {
             println!("server memory after the run: {rss}");

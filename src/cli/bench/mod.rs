@@ -39,6 +39,14 @@ pub enum Server {
 }
 
 impl Server {
+    /// The server at `url`, or a fresh one started here when there is none.
+    pub fn external_or_start(url: Option<&str>, durability: Durability) -> anyhow::Result<Server> {
+        match url {
+            Some(url) => Ok(Server::External(url.trim_end_matches('/').to_string())),
+            None => Server::start(durability),
+        }
+    }
+
     pub fn start(durability: Durability) -> anyhow::Result<Server> {
         let dir = std::env::temp_dir().join(format!("hooklog-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;

@@ -52,10 +52,7 @@ pub struct StreamArgs {
 impl StreamArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let runtime = tokio::runtime::Runtime::new()?;
-        let mut server = match &self.url {
-            Some(url) => Server::External(url.trim_end_matches('/').to_string()),
-            None => Server::start(self.durability)?,
-        };
+        let mut server = Server::external_or_start(self.url.as_deref(), self.durability)?;
         let url = server.url();
         let result = runtime.block_on(async {
             if matches!(self.scenario, StreamScenario::Catchup | StreamScenario::All) {
