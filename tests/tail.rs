@@ -43,6 +43,11 @@ fn tail(args: &[&str]) -> (Child, Lines) {
     (child, stdout)
 }
 
+/// Waits until tail has printed at least `n` lines.
+async fn wait_lines(lines: &Lines, n: usize, deadline: Duration, what: &str) {
+    wait_for(deadline, what, || lines.lock().unwrap().len() >= n).await;
+}
+
 fn ids(lines: &Lines) -> Vec<String> {
     lines
         .lock()
@@ -90,25 +95,16 @@ async fn tail_prints_every_event_exactly_once_across_a_server_restart() {
     let (mut child, lines) = tail(&["--json", "--url", &url, "s"]);
     post(&url, "s", 1, 20).await;
     post(&url, "other", 1, 5).await;
-    wait_for(Duration::from_secs(20), "the first 20 lines", || {
-        lines.lock().unwrap().len() >= 20
-    })
-    .await;
+    wait_lines(&lines, 20, Duration::from_secs(20), "the first 20 lines").await;
 
     server.kill();
     post_while_down(&url).await;
     let server = ServerProcess::start(&db, &bind);
     post(&server.url, "s", 21, 20).await;
-    wait_for(Duration::from_secs(30), "all 40 lines", || {
-        lines.lock().unwrap().len() >= 40
-    })
-    .await;
+    wait_lines(&lines, 40, Duration::from_secs(30), "all 40 lines").await;
     // Anything extra (a repeat) would arrive right behind; give it the chance, then look.
     post(&server.url, "s", 41, 1).await;
-    wait_for(Duration::from_secs(20), "the marker line", || {
-        lines.lock().unwrap().len() >= 41
-    })
-    .await;
+    wait_lines(&lines, 41, Duration::from_secs(20), "the marker line").await;
     child.kill().unwrap();
     child.wait().unwrap();
 
@@ -132,10 +128,7 @@ async fn tail_prints_readable_lines_and_exits_clearly_on_a_stale_cursor() {
     let server = ServerProcess::start(&dir.path().join("t.db"), "127.0.0.1:0");
     post(&server.url, "s", 1, 2).await;
     let (mut child, lines) = tail(&["--url", &server.url, "s"]);
-    wait_for(Duration::from_secs(20), "two lines", || {
-        lines.lock().unwrap().len() >= 2
-    })
-    .await;
+    wait_lines(&lines, 2, Duration::from_secs(20), "two lines").await;
     child.kill().unwrap();
     child.wait().unwrap();
     let first = lines.lock().unwrap()[0].clone();
@@ -193,17 +186,17 @@ async fn tail_starts_over_when_the_database_is_replaced() {
     let mut first = ServerProcess::start(&dir.path().join("first.db"), &bind);
     post(&first.url, "s", 1, 3).await;
     let (mut child, lines, stderr) = tail_with_stderr(&["--json", "--url", &first.url, "s"]);
-    wait_for(Duration::from_secs(20), "three lines", || {
-        lines.lock().unwrap().len() >= 3
-    })
-    .await;
+    wait_lines(&lines, 3, Duration::from_secs(20), "three lines").await;
     first.kill();
     // Another database behind the same address: its cursors mean nothing to the old ones.
     let second = ServerProcess::start(&dir.path().join("second.db"), &bind);
     post(&second.url, "s", 101, 2).await;
-    wait_for(Duration::from_secs(20), "the new database's events", || {
-        lines.lock().unwrap().len() >= 5
-    })
+    wait_lines(
+        &lines,
+        5,
+        Duration::from_secs(20),
+        "the new database's events",
+    )
     .await;
     child.kill().unwrap();
     child.wait().unwrap();
