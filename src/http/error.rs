@@ -39,7 +39,15 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let (status, body) = match self {
+        let (status, body) = self.parts();
+        (status, Json(body)).into_response()
+    }
+}
+
+impl ApiError {
+    /// The status and JSON envelope this error answers with.
+    pub fn parts(self) -> (StatusCode, Value) {
+        match self {
             ApiError::Invalid(e) => (
                 StatusCode::BAD_REQUEST,
                 json!({ "error": "invalid_request", "message": e.message, "details": e.details }),
@@ -90,8 +98,7 @@ impl IntoResponse for ApiError {
                     json!({ "error": "internal", "message": "internal error" }),
                 )
             }
-        };
-        (status, Json(body)).into_response()
+        }
     }
 }
 

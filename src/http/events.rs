@@ -21,7 +21,12 @@ pub const MAX_PAGE: u32 = 1000;
 
 /// A page size from a `limit` query parameter: 100 when absent, 1 to 1,000 when given.
 pub fn page_limit(limit: Option<u32>) -> Result<u32, ApiError> {
-    let limit = limit.unwrap_or(DEFAULT_PAGE);
+    page_limit_or(limit, DEFAULT_PAGE)
+}
+
+/// A page size from a `limit` query parameter: `default` when absent, 1 to 1,000 when given.
+pub fn page_limit_or(limit: Option<u32>, default: u32) -> Result<u32, ApiError> {
+    let limit = limit.unwrap_or(default);
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(ApiError::invalid(format!(
             "limit must be between 1 and {MAX_PAGE}"

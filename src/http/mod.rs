@@ -5,6 +5,10 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod health;
+pub mod heroes;
+pub mod hooks;
+pub mod missions;
+pub mod sessions;
 pub mod streams;
 
 use crate::config::Config;
@@ -12,7 +16,7 @@ use crate::store::Store;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Request, Uri};
-use axum::routing::get;
+use axum::routing::{get, post};
 use error::ApiError;
 use std::sync::Arc;
 use std::time::Instant;
@@ -39,7 +43,16 @@ pub fn router(state: AppState) -> Router {
         .route("/stats", get(health::stats))
         .route("/events", get(events::list).post(events::ingest))
         .route("/events/{id}", get(events::one))
+        .route("/event", post(hooks::event))
+        .route("/event/normalized", post(hooks::normalized))
+        .route("/sessions", get(sessions::list))
+        .route("/sessions/{id}", get(sessions::one))
         .route("/sessions/{id}/events", get(streams::session))
+        .route("/heroes", get(heroes::list))
+        .route("/heroes/{id}", get(heroes::one))
+        .route("/missions", get(missions::list))
+        .route("/missions/{id}", get(missions::one))
+        .route("/tool-uses", get(missions::list_tool_uses))
         .route("/alerts", get(alerts::list))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

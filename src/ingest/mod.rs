@@ -4,7 +4,10 @@
 //! [`NewEvent`]: crate::event::NewEvent
 
 pub mod body;
+pub mod bounds;
 pub mod canonical;
+pub mod hook;
+pub mod normalized;
 
 use serde_json::{Value, json};
 
@@ -30,4 +33,30 @@ impl InvalidRequest {
         details["field"] = json!(field);
         InvalidRequest::new(format!("{item}: \"{field}\" {problem}"), details)
     }
+}
+
+/// The most characters a producer's own event id may have.
+pub const MAX_EVENT_ID_CHARS: usize = canonical::MAX_ID_CHARS;
+
+/// The event id for a single-event route: the producer's idempotency key when it sent one
+/// (`X-Hooklog-Event-Id`), else a fresh UUIDv7. The flag says the id was made here.
+pub fn event_id(given: Option<String>) -> Result<(String, bool), InvalidRequest> {
+    match given {
+        None => Ok((crate::event::id::new_event_id(), true)),
+        Some(id) => {
+            check_id("eventId", &id, MAX_EVENT_ID_CHARS)?;
+            Ok((id, false))
+        }
+    }
+}
+
+/// An identifier: 1 to `max` characters, none of them control characters.
+pub fn check_id(field: &str, id: &str, max: usize) -> Result<(), InvalidRequest> {
+    if id.is_empty() || id.chars().count() > max || id.chars().any(char::is_control) {
+        return Err(InvalidRequest::new(
+            format!("\"{field}\" must be 1 to {max} characters, without control characters"),
+            json!({ "field": field }),
+        ));
+    }
+    Ok(())
 }

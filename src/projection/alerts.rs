@@ -1,5 +1,6 @@
-//! The `alerts` projection. For now one kind is raised here: `unknownEventType`, for an event
-//! whose type the catalogue does not know (it is stored all the same).
+//! The `alerts` projection. `unknownEventType` is raised here, for an event whose type the
+//! catalogue does not know (it is stored all the same); other projections raise their own
+//! kinds through [`raise`] (`missing_hero`, `lineage_degraded`).
 
 use crate::event::{StoredEvent, catalogue};
 use rusqlite::{Connection, params};
@@ -19,7 +20,8 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<()> {
     raise(conn, UNKNOWN_EVENT_TYPE, event, &message, &details)
 }
 
-fn raise(
+/// Records an alert raised by `event`. Its time is the event's `received_at`.
+pub fn raise(
     conn: &Connection,
     kind: &str,
     event: &StoredEvent,

@@ -1,13 +1,126 @@
 //! Projections: tables derived from the log, updated by the writer in the same transaction as
 //! the event that changes them. Each is a pure function of the events: no wall clock, no random
 //! numbers, times and ids taken from the event, so a rebuild from the log reproduces them.
+//!
+//! What an event does depends on the contract it came through (its `source`): hook events
+//! (`hook`) drive heroes, missions and tool uses; normalized events (`normalized`) drive
+//! session state; every event with a session id counts in `sessions`.
 
 pub mod alerts;
+pub mod heroes;
+pub mod hook;
+pub mod missions;
+pub mod sessions;
+pub mod tool_uses;
+pub mod view;
 
 use crate::event::StoredEvent;
-use rusqlite::Connection;
+use crate::ingest::{hook as hook_ingest, normalized};
+use crate::store::read;
+use rusqlite::{Connection, OptionalExtension};
+use view::View;
+
+/// Every projection table, cleared by a rebuild.
+pub const TABLES: &[&str] = &["sessions", "heroes", "missions", "tool_uses", "alerts"];
+
+/// What applying an event did that its producer is told (`POST /event` answers with them).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Effects {
+    pub hero_id: Option<String>,
+    pub mission_id: Option<String>,
+}
 
 /// Applies one freshly appended event to every projection.
-pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<()> {
-    alerts::apply(conn, event)
+pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects> {
+    let mut effects = Effects::default();
+    match event.source.as_str() {
+        hook_ingest::SOURCE => {
+            let view = View::parse(&event.payload);
+            let action = hook::action(&event.event_type, view.hook_type());
+            let facts = sessions::Facts {
+                cli: hook::cli_of(&view),
+                cli_default: Some("claude-code"),
+                cwd: view.text("cwd"),
+                tty: view.text("tty"),
+                transcript_path: view.text("transcriptPath"),
+                model: view.text("modelId").or_else(|| view.text("model")),
+                permission_mode: view.text("permissionMode"),
+                state: hook::state_after(action, &view),
+                ..Default::default()
+            };
+            sessions::apply(conn, event, &facts)?;
+            effects = hook::apply(conn, event, &view)?;
+        }
+        normalized::SOURCE => {
+            let view = View::parse(&event.payload);
+            let state = match event.event_type.as_str() {
+                "registered" | "unstuck" => Some("active"),
+                "stuck" => Some("stuck"),
+                "ended" => Some("ended"),
+                _ => None,
+            };
+            let facts = sessions::Facts {
+                cwd: view.text("cwd"),
+                pane_id: view.text("paneId"),
+                transcript_path: view.text("transcriptPath"),
+                stuck: (state == Some("stuck")).then(|| {
+                    (
+                        view.text("reason").unwrap_or(""),
+                        view.text("message").unwrap_or(""),
+                    )
+                }),
+                state,
+                ..Default::default()
+            };
+            sessions::apply(conn, event, &facts)?;
+        }
+        _ => sessions::apply(conn, event, &sessions::Facts::default())?,
+    }
+    alerts::apply(conn, event)?;
+    Ok(effects)
+}
+
+/// What an already stored event did, for answering a re-post of it: its session's hero, and
+/// the mission it opened, closed or used a tool in.
+pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects> {
+    if event.source != hook_ingest::SOURCE {
+        return Ok(Effects::default());
+    }
+    let hero_id = match &event.session_id {
+        Some(session) => heroes::by_session(conn, session)?.map(|h| h.id),
+        None => None,
+    };
+    let mission_id = conn
+        .prepare_cached(
+            "SELECT id FROM missions WHERE opened_event_id = ?1 OR closed_event_id = ?1
+             UNION ALL
+             SELECT mission_id FROM tool_uses
+             WHERE (opened_event_id = ?1 OR closed_event_id = ?1) AND mission_id IS NOT NULL
+             LIMIT 1",
+        )?
+        .query_row([&event.event_id], |r| r.get(0))
+        .optional()?;
+    Ok(Effects {
+        hero_id,
+        mission_id,
+    })
+}
+
+/// Clears every projection and replays the whole log into them, in sequence order. Returns
+/// the number of events replayed. Runs inside the caller's transaction.
+pub fn rebuild(conn: &Connection) -> rusqlite::Result<u64> {
+    for table in TABLES {
+        conn.execute(&format!("DELETE FROM {table}"), [])?;
+    }
+    let mut statement = conn.prepare(&format!(
+        "SELECT {} FROM events ORDER BY sequence",
+        read::EVENT_COLUMNS
+    ))?;
+    let mut rows = statement.query([])?;
+    let mut replayed = 0;
+    while let Some(row) = rows.next()? {
+        apply(conn, &read::stored_event(row)?)?;
+        replayed += 1;
+    }
+    Ok(replayed)
 }

@@ -1,21 +1,33 @@
 //! Numbered, embedded `migrations/*.sql`, applied in order at start. `PRAGMA user_version` holds
 //! the number of the last one applied, so `sqlite3 hooklog.db 'PRAGMA user_version'` tells it.
+//! A migration that adds a projection asks for a rebuild, so the events already in the log are
+//! reflected in it (the projection code is the current one, so the rebuild runs once, after the
+//! last pending migration, in the same transaction: a crash leaves the old version whole).
 
+use crate::projection;
 use rusqlite::{Connection, TransactionBehavior};
 
-/// Every migration, in order. A landed migration is never edited: add a new file instead.
-pub const MIGRATIONS: &[(&str, &str)] = &[
+/// Every migration, in order, and whether it adds a projection that the events already stored
+/// must be replayed into. A landed migration is never edited: add a new file instead.
+pub const MIGRATIONS: &[(&str, &str, bool)] = &[
     (
         "0001_events.sql",
         include_str!("../../migrations/0001_events.sql"),
+        false,
     ),
     (
         "0002_retention.sql",
         include_str!("../../migrations/0002_retention.sql"),
+        false,
+    ),
+    (
+        "0003_agents.sql",
+        include_str!("../../migrations/0003_agents.sql"),
+        true,
     ),
 ];
 
-/// Applies the migrations this database has not seen yet. Each runs in its own transaction.
+/// Applies the migrations this database has not seen yet, all in one transaction.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
     let current = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
     if current > MIGRATIONS.len() {
@@ -27,12 +39,26 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
             )),
         ));
     }
-    for (number, (_name, sql)) in MIGRATIONS.iter().enumerate().skip(current) {
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", (number + 1) as i64)?;
-        tx.commit()?;
+    if current == MIGRATIONS.len() {
+        return Ok(0);
     }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut rebuild = false;
+    for (_name, sql, adds_projection) in &MIGRATIONS[current..] {
+        tx.execute_batch(sql)?;
+        rebuild |= adds_projection;
+    }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+    if rebuild {
+        let replayed = projection::rebuild(&tx)?;
+        if replayed > 0 {
+            tracing::info!(
+                replayed,
+                "replayed the stored events into the new projections"
+            );
+        }
+    }
+    tx.commit()?;
     Ok(MIGRATIONS.len() - current)
 }
 
@@ -63,7 +89,7 @@ mod tests {
     fn applies_the_rest_to_a_database_at_every_previous_version() {
         for start in 0..MIGRATIONS.len() {
             let mut conn = Connection::open_in_memory().unwrap();
-            for (number, (_, sql)) in MIGRATIONS.iter().enumerate().take(start) {
+            for (number, (_, sql, _)) in MIGRATIONS.iter().enumerate().take(start) {
                 conn.execute_batch(sql).unwrap();
                 conn.pragma_update(None, "user_version", (number + 1) as i64)
                     .unwrap();

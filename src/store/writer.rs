@@ -8,7 +8,7 @@ use super::read;
 use super::retention::{self, Retention};
 use super::stats::WriterStats;
 use crate::event::{NewEvent, StoredEvent, time};
-use crate::projection;
+use crate::projection::{self, Effects};
 use crate::stream::Hub;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
@@ -33,6 +33,10 @@ pub struct Appended {
     pub session_sequence: Option<i64>,
     /// True when the id was already stored with the same content: nothing was appended.
     pub duplicate: bool,
+    /// What the projections did with it (the hero and mission it touched), for routes that
+    /// answer with them.
+    #[serde(skip)]
+    pub effects: Effects,
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -406,11 +410,13 @@ impl WriterThread {
                     sequence: existing.sequence,
                 });
             }
+            let effects = projection::recall(&self.conn, &existing)?;
             return Ok(Appended {
                 id: existing.event_id,
                 sequence: existing.sequence,
                 session_sequence: existing.session_sequence,
                 duplicate: true,
+                effects,
             });
         }
         let session_sequence = match &event.session_id {
@@ -451,12 +457,13 @@ impl WriterThread {
                 row.payload,
             ])?;
         self.head = row.sequence;
-        projection::apply(&self.conn, &row)?;
+        let effects = projection::apply(&self.conn, &row)?;
         let appended = Appended {
             id: row.event_id.clone(),
             sequence: row.sequence,
             session_sequence: row.session_sequence,
             duplicate: false,
+            effects,
         };
         stored.push(row);
         Ok(appended)

@@ -1,0 +1,143 @@
+//! The hook routes: `POST /event` (seed 000's tolerant hook ingest) and `POST /event/normalized`
+//! (seed 001). Each takes one event per request and answers in its seed's own shape.
+
+use super::AppState;
+use super::error::ApiError;
+use super::extract::ApiQuery;
+use crate::ingest::normalized::{self, NormalizedError};
+use crate::ingest::{self, InvalidRequest, hook};
+use crate::projection::heroes;
+use crate::store::Appended;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// A producer's idempotency key: the same key is stored once, however often it is posted.
+pub const EVENT_ID_HEADER: &str = "x-hooklog-event-id";
+/// Where `/event/normalized` (whose body is the seed's `{"ok":true}`) says what it stored.
+pub const SEQUENCE_HEADER: &str = "x-hooklog-sequence";
+
+/// `/event` refusals: the shared envelope, with `accepted: false` as seed 000 gives it.
+pub struct HookError(ApiError);
+
+impl<E: Into<ApiError>> From<E> for HookError {
+    fn from(e: E) -> Self {
+        HookError(e.into())
+    }
+}
+
+impl IntoResponse for HookError {
+    fn into_response(self) -> Response {
+        let (status, mut body) = self.0.parts();
+        body["accepted"] = json!(false);
+        (status, Json(body)).into_response()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventQuery {
+    /// The cli to record when the body names none (`/event?cli=codex-cli` in a hook's URL).
+    cli: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Accepted {
+    accepted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hero_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mission_id: Option<String>,
+    event_id: String,
+    sequence: i64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    duplicate: bool,
+}
+
+/// `POST /event`: one hook body, stored as one canonical event (source `hook`).
+pub async fn event(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiQuery(query): ApiQuery<EventQuery>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Accepted>, HookError> {
+    let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
+    let id = given_event_id(&headers)?;
+    let mut parsed = hook::parse(&body, query.cli.as_deref(), id)?;
+    if let Some(alias) = parsed.hero_alias.take() {
+        // A hero id names its session; anything else given as `heroId` is a session id (the
+        // seed accepts a session id there too).
+        let hero = alias.clone();
+        let session = state
+            .store
+            .read(move |conn| heroes::get(conn, &hero))
+            .await?
+            .map_or(alias, |h| h.session_id);
+        parsed.event.session_id = Some(session);
+    }
+    let appended = append_one(&state, parsed.event).await?;
+    Ok(Json(Accepted {
+        accepted: true,
+        hero_id: appended.effects.hero_id,
+        mission_id: appended.effects.mission_id,
+        event_id: appended.id,
+        sequence: appended.sequence,
+        duplicate: appended.duplicate,
+    }))
+}
+
+/// `POST /event/normalized`: one of seed 001's events, answered `{"ok":true}`, or 400 with
+/// the seed's exact error bodies. Which event was stored is in the response headers.
+pub async fn normalized(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
+    let id = ingest::event_id(given_event_id(&headers)?)?;
+    let event = match normalized::parse(&body, id) {
+        Ok(event) => event,
+        Err(e) => return Ok(refused(&e)),
+    };
+    let appended = append_one(&state, event).await?;
+    let mut response = Json(json!({ "ok": true })).into_response();
+    let headers = response.headers_mut();
+    if let Ok(id) = HeaderValue::from_str(&appended.id) {
+        headers.insert(EVENT_ID_HEADER, id);
+    }
+    headers.insert(SEQUENCE_HEADER, HeaderValue::from(appended.sequence));
+    Ok(response)
+}
+
+fn refused(error: &NormalizedError) -> Response {
+    let mut body = json!({ "error": error.to_string() });
+    if let Some(field) = error.field() {
+        body["field"] = json!(field);
+    }
+    (StatusCode::BAD_REQUEST, Json(body)).into_response()
+}
+
+fn given_event_id(headers: &HeaderMap) -> Result<Option<String>, InvalidRequest> {
+    let Some(value) = headers.get(EVENT_ID_HEADER) else {
+        return Ok(None);
+    };
+    let id = value.to_str().map_err(|_| {
+        InvalidRequest::new(
+            format!("{EVENT_ID_HEADER} must be visible ASCII"),
+            json!({ "header": EVENT_ID_HEADER }),
+        )
+    })?;
+    ingest::check_id(EVENT_ID_HEADER, id, ingest::MAX_EVENT_ID_CHARS)?;
+    Ok(Some(id.to_string()))
+}
+
+async fn append_one(state: &AppState, event: crate::event::NewEvent) -> Result<Appended, ApiError> {
+    let mut appended = state.store.writer.append(vec![event]).await?;
+    Ok(appended.remove(0))
+}

@@ -1,0 +1,131 @@
+//! `/missions`, `/missions/{id}` (with its tool uses and child missions) and `/tool-uses`.
+
+use super::AppState;
+use super::error::ApiError;
+use super::events::page_limit_or;
+use super::extract::{ApiPath, ApiQuery};
+use super::sessions::{DEFAULT_ROWS, check_state};
+use crate::projection::missions::{self, Mission, MissionFilter};
+use crate::projection::tool_uses::{self, ToolUse, ToolUseFilter};
+use axum::Json;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+
+pub const MISSION_STATES: &[&str] = &["active", "completed", "failed", "interrupted"];
+pub const TOOL_USE_STATES: &[&str] = &[
+    "running",
+    "completed",
+    "failed",
+    "interrupted",
+    "requested",
+    "reported",
+];
+/// The most tool uses and child missions `/missions/{id}` embeds.
+const EMBEDDED_ROWS: u32 = 1000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MissionsQuery {
+    state: Option<String>,
+    hero_id: Option<String>,
+    session_id: Option<String>,
+    parent_mission_id: Option<String>,
+    limit: Option<u32>,
+}
+
+#[derive(Serialize)]
+pub struct MissionList {
+    missions: Vec<Mission>,
+}
+
+/// `GET /missions`: most recently opened first; `limit` 50 by default, 1 to 1,000.
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<MissionsQuery>,
+) -> Result<Json<MissionList>, ApiError> {
+    let limit = page_limit_or(query.limit, DEFAULT_ROWS)?;
+    check_state(query.state.as_deref(), MISSION_STATES)?;
+    let filter = MissionFilter {
+        state: query.state,
+        hero_id: query.hero_id,
+        session_id: query.session_id,
+        parent_mission_id: query.parent_mission_id,
+    };
+    let missions = state
+        .store
+        .read(move |conn| missions::list(conn, &filter, limit))
+        .await?;
+    Ok(Json(MissionList { missions }))
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MissionDetail {
+    #[serde(flatten)]
+    mission: Mission,
+    tool_uses: Vec<ToolUse>,
+    child_missions: Vec<Mission>,
+}
+
+/// `GET /missions/{id}`: the mission, its tool uses in order, and its child missions.
+pub async fn one(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<MissionDetail>, ApiError> {
+    let detail = state
+        .store
+        .read(move |conn| {
+            let Some(mission) = missions::get(conn, &id)? else {
+                return Ok(None);
+            };
+            let tool_filter = ToolUseFilter {
+                mission_id: Some(id.clone()),
+                ..Default::default()
+            };
+            let children = MissionFilter {
+                parent_mission_id: Some(id.clone()),
+                ..Default::default()
+            };
+            Ok(Some(MissionDetail {
+                tool_uses: tool_uses::list(conn, &tool_filter, EMBEDDED_ROWS)?,
+                child_missions: missions::list(conn, &children, EMBEDDED_ROWS)?,
+                mission,
+            }))
+        })
+        .await?;
+    detail.map(Json).ok_or(ApiError::NotFound { path: None })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ToolUsesQuery {
+    mission_id: Option<String>,
+    session_id: Option<String>,
+    status: Option<String>,
+    limit: Option<u32>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolUseList {
+    tool_uses: Vec<ToolUse>,
+}
+
+/// `GET /tool-uses?missionId=&sessionId=&status=`: in the order they started.
+pub async fn list_tool_uses(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<ToolUsesQuery>,
+) -> Result<Json<ToolUseList>, ApiError> {
+    let limit = page_limit_or(query.limit, DEFAULT_ROWS)?;
+    check_state(query.status.as_deref(), TOOL_USE_STATES)?;
+    let filter = ToolUseFilter {
+        mission_id: query.mission_id,
+        session_id: query.session_id,
+        status: query.status,
+    };
+    let tool_uses = state
+        .store
+        .read(move |conn| tool_uses::list(conn, &filter, limit))
+        .await?;
+    Ok(Json(ToolUseList { tool_uses }))
+}

@@ -1,0 +1,118 @@
+//! The `heroes` projection: one hero per agent session (seed 000's model). A hero's id is a
+//! UUIDv5 of its session id, so the same session gets the same hero in every database and
+//! after every rebuild, whichever of its events arrives first.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+use uuid::Uuid;
+
+/// The namespace hero ids are made in (fixed forever: changing it renames every hero).
+const HERO_NAMESPACE: Uuid = Uuid::from_u128(0x48599b69_ff2d_4400_b748_96f4107cd8c9);
+
+/// The hero id of a session.
+pub fn hero_id(session_id: &str) -> String {
+    format!(
+        "hero-{}",
+        Uuid::new_v5(&HERO_NAMESPACE, session_id.as_bytes())
+    )
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hero {
+    pub id: String,
+    pub session_id: String,
+    pub cli: String,
+    pub cwd: String,
+    pub tty: Option<String>,
+    pub model: Option<String>,
+    pub faction: Option<String>,
+    pub state: String,
+    pub active_mission_id: Option<String>,
+    pub mission_count: i64,
+    pub spawned_event_id: String,
+    pub spawned_at: String,
+    pub updated_at: String,
+    pub last_sequence: i64,
+}
+
+const COLUMNS: &str = "id, session_id, cli, cwd, tty, model, faction, state, active_mission_id,
+     mission_count, spawned_event_id, spawned_at, updated_at, last_sequence";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
+    Ok(Hero {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        cli: r.get(2)?,
+        cwd: r.get(3)?,
+        tty: r.get(4)?,
+        model: r.get(5)?,
+        faction: r.get(6)?,
+        state: r.get(7)?,
+        active_mission_id: r.get(8)?,
+        mission_count: r.get(9)?,
+        spawned_event_id: r.get(10)?,
+        spawned_at: r.get(11)?,
+        updated_at: r.get(12)?,
+        last_sequence: r.get(13)?,
+    })
+}
+
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Hero>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM heroes WHERE id = ?1"))?
+        .query_row([id], row)
+        .optional()
+}
+
+pub fn by_session(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<Hero>> {
+    get(conn, &hero_id(session_id))
+}
+
+/// Heroes by most recent activity, optionally in one state.
+pub fn list(conn: &Connection, state: Option<&str>, limit: u32) -> rusqlite::Result<Vec<Hero>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM heroes WHERE (?1 IS NULL OR state = ?1)
+         ORDER BY last_sequence DESC LIMIT ?2"
+    ))?
+    .query_map(params![state, limit], row)?
+    .collect()
+}
+
+/// Writes the hero as it now is (insert or replace the whole row).
+pub fn save(conn: &Connection, hero: &Hero) -> rusqlite::Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO heroes ({COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+    ))?
+    .execute(params![
+        hero.id,
+        hero.session_id,
+        hero.cli,
+        hero.cwd,
+        hero.tty,
+        hero.model,
+        hero.faction,
+        hero.state,
+        hero.active_mission_id,
+        hero.mission_count,
+        hero.spawned_event_id,
+        hero.spawned_at,
+        hero.updated_at,
+        hero.last_sequence,
+    ])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hero_ids_are_stable_and_distinct_per_session() {
+        assert_eq!(hero_id("s1"), hero_id("s1"));
+        assert_ne!(hero_id("s1"), hero_id("s2"));
+        // Fixed forever: the same session must name the same hero in every release (this is
+        // RFC 4122's UUIDv5 of "s1" in the namespace, as Python's uuid.uuid5 computes it).
+        assert_eq!(hero_id("s1"), "hero-2447791c-2a1b-5a88-8ee3-2ad24ec089f4");
+    }
+}

@@ -1,0 +1,158 @@
+//! The `missions` projection: the work of one prompt (kind `prompt`, opened by
+//! `UserPromptSubmit` / `mission_start` / `hero_active`, closed by `Stop` / `hero_idle`) and
+//! of each subagent it spawns (kind `subagent`, a child of the prompt mission). A mission's id
+//! is `mission-` and the id of the event that opened it.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+/// The mission id an opening event gives.
+pub fn mission_id(event_id: &str) -> String {
+    format!("mission-{event_id}")
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Mission {
+    pub id: String,
+    pub hero_id: String,
+    pub session_id: String,
+    pub kind: String,
+    pub state: String,
+    pub prompt: Option<String>,
+    pub title: Option<String>,
+    pub summary: Option<String>,
+    pub parent_mission_id: Option<String>,
+    pub subagent_id: Option<String>,
+    pub subagent_type: Option<String>,
+    pub degraded_reason: Option<String>,
+    pub opened_event_id: String,
+    pub closed_event_id: Option<String>,
+    pub started_at: String,
+    pub completed_at: Option<String>,
+    pub opened_sequence: i64,
+}
+
+const COLUMNS: &str = "id, hero_id, session_id, kind, state, prompt, title, summary,
+     parent_mission_id, subagent_id, subagent_type, degraded_reason, opened_event_id,
+     closed_event_id, started_at, completed_at, opened_sequence";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<Mission> {
+    Ok(Mission {
+        id: r.get(0)?,
+        hero_id: r.get(1)?,
+        session_id: r.get(2)?,
+        kind: r.get(3)?,
+        state: r.get(4)?,
+        prompt: r.get(5)?,
+        title: r.get(6)?,
+        summary: r.get(7)?,
+        parent_mission_id: r.get(8)?,
+        subagent_id: r.get(9)?,
+        subagent_type: r.get(10)?,
+        degraded_reason: r.get(11)?,
+        opened_event_id: r.get(12)?,
+        closed_event_id: r.get(13)?,
+        started_at: r.get(14)?,
+        completed_at: r.get(15)?,
+        opened_sequence: r.get(16)?,
+    })
+}
+
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Mission>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM missions WHERE id = ?1"))?
+        .query_row([id], row)
+        .optional()
+}
+
+/// The latest active subagent mission of a session for a subagent id.
+pub fn active_subagent(
+    conn: &Connection,
+    session_id: &str,
+    subagent_id: &str,
+) -> rusqlite::Result<Option<Mission>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM missions
+         WHERE session_id = ?1 AND subagent_id = ?2 AND state = 'active'
+         ORDER BY opened_sequence DESC LIMIT 1"
+    ))?
+    .query_row([session_id, subagent_id], row)
+    .optional()
+}
+
+/// Marks the still-active children of a mission with `state` (their stop never came).
+pub fn close_children(
+    conn: &Connection,
+    parent_id: &str,
+    state: &str,
+    event_id: &str,
+    at: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE missions SET state = ?2, closed_event_id = ?3, completed_at = ?4
+         WHERE parent_mission_id = ?1 AND state = 'active'",
+    )?
+    .execute(params![parent_id, state, event_id, at])?;
+    Ok(())
+}
+
+/// The filters of `GET /missions`.
+#[derive(Debug, Default, Clone)]
+pub struct MissionFilter {
+    pub state: Option<String>,
+    pub hero_id: Option<String>,
+    pub session_id: Option<String>,
+    pub parent_mission_id: Option<String>,
+}
+
+/// Missions, most recently opened first.
+pub fn list(
+    conn: &Connection,
+    filter: &MissionFilter,
+    limit: u32,
+) -> rusqlite::Result<Vec<Mission>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM missions
+         WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR hero_id = ?2)
+           AND (?3 IS NULL OR session_id = ?3) AND (?4 IS NULL OR parent_mission_id = ?4)
+         ORDER BY opened_sequence DESC LIMIT ?5"
+    ))?
+    .query_map(
+        params![
+            filter.state,
+            filter.hero_id,
+            filter.session_id,
+            filter.parent_mission_id,
+            limit
+        ],
+        row,
+    )?
+    .collect()
+}
+
+pub fn save(conn: &Connection, m: &Mission) -> rusqlite::Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO missions ({COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+    ))?
+    .execute(params![
+        m.id,
+        m.hero_id,
+        m.session_id,
+        m.kind,
+        m.state,
+        m.prompt,
+        m.title,
+        m.summary,
+        m.parent_mission_id,
+        m.subagent_id,
+        m.subagent_type,
+        m.degraded_reason,
+        m.opened_event_id,
+        m.closed_event_id,
+        m.started_at,
+        m.completed_at,
+        m.opened_sequence,
+    ])?;
+    Ok(())
+}

@@ -1,0 +1,174 @@
+//! The `tool_uses` projection: one row per tool call, opened by `PreToolUse` and closed by
+//! `PostToolUse` / `PostToolUseFailure` with the same `toolUseId`, and one row per permission
+//! request (kind `permission`, status `requested`). A row's id is `tool-` and the id of the
+//! event that made it.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::Serialize;
+
+/// The tool use id an event gives.
+pub fn tool_row_id(event_id: &str) -> String {
+    format!("tool-{event_id}")
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolUse {
+    pub id: String,
+    pub session_id: String,
+    pub hero_id: Option<String>,
+    pub mission_id: Option<String>,
+    pub tool_use_id: Option<String>,
+    pub request_id: Option<String>,
+    pub tool: String,
+    pub kind: String,
+    pub preview: Option<String>,
+    pub status: String,
+    pub error: Option<String>,
+    pub opened_event_id: Option<String>,
+    pub closed_event_id: Option<String>,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub duration_ms: Option<i64>,
+    pub opened_sequence: i64,
+}
+
+const COLUMNS: &str = "id, session_id, hero_id, mission_id, tool_use_id, request_id, tool, kind,
+     preview, status, error, opened_event_id, closed_event_id, started_at, finished_at,
+     duration_ms, opened_sequence";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<ToolUse> {
+    Ok(ToolUse {
+        id: r.get(0)?,
+        session_id: r.get(1)?,
+        hero_id: r.get(2)?,
+        mission_id: r.get(3)?,
+        tool_use_id: r.get(4)?,
+        request_id: r.get(5)?,
+        tool: r.get(6)?,
+        kind: r.get(7)?,
+        preview: r.get(8)?,
+        status: r.get(9)?,
+        error: r.get(10)?,
+        opened_event_id: r.get(11)?,
+        closed_event_id: r.get(12)?,
+        started_at: r.get(13)?,
+        finished_at: r.get(14)?,
+        duration_ms: r.get(15)?,
+        opened_sequence: r.get(16)?,
+    })
+}
+
+/// The latest row of a session for an agent's tool use id.
+pub fn by_call(
+    conn: &Connection,
+    session_id: &str,
+    tool_use_id: &str,
+) -> rusqlite::Result<Option<ToolUse>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tool_uses WHERE session_id = ?1 AND tool_use_id = ?2
+         ORDER BY opened_sequence DESC LIMIT 1"
+    ))?
+    .query_row([session_id, tool_use_id], row)
+    .optional()
+}
+
+/// Marks every still-running tool use of a session `interrupted` (its turn or session ended
+/// without its PostToolUse: the user pressed Esc, or the agent was killed).
+pub fn interrupt_running(
+    conn: &Connection,
+    session_id: &str,
+    event_id: &str,
+    at: &str,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE tool_uses SET status = 'interrupted', closed_event_id = ?2, finished_at = ?3
+         WHERE session_id = ?1 AND status = 'running'",
+    )?
+    .execute(params![session_id, event_id, at])?;
+    Ok(())
+}
+
+/// The filters of `GET /tool-uses`.
+#[derive(Debug, Default, Clone)]
+pub struct ToolUseFilter {
+    pub mission_id: Option<String>,
+    pub session_id: Option<String>,
+    pub status: Option<String>,
+}
+
+/// Tool uses in the order they started.
+pub fn list(
+    conn: &Connection,
+    filter: &ToolUseFilter,
+    limit: u32,
+) -> rusqlite::Result<Vec<ToolUse>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tool_uses
+         WHERE (?1 IS NULL OR mission_id = ?1) AND (?2 IS NULL OR session_id = ?2)
+           AND (?3 IS NULL OR status = ?3)
+         ORDER BY opened_sequence LIMIT ?4"
+    ))?
+    .query_map(
+        params![filter.mission_id, filter.session_id, filter.status, limit],
+        row,
+    )?
+    .collect()
+}
+
+pub fn save(conn: &Connection, t: &ToolUse) -> rusqlite::Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT OR REPLACE INTO tool_uses ({COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+    ))?
+    .execute(params![
+        t.id,
+        t.session_id,
+        t.hero_id,
+        t.mission_id,
+        t.tool_use_id,
+        t.request_id,
+        t.tool,
+        t.kind,
+        t.preview,
+        t.status,
+        t.error,
+        t.opened_event_id,
+        t.closed_event_id,
+        t.started_at,
+        t.finished_at,
+        t.duration_ms,
+        t.opened_sequence,
+    ])?;
+    Ok(())
+}
+
+/// What kind of tool a name is, for grouping (`bash`, `file`, ...).
+pub fn kind_of(tool: &str) -> &'static str {
+    match tool {
+        "Bash" | "BashOutput" | "KillShell" | "shell" | "exec_command" | "local_shell"
+        | "unified_exec" => "bash",
+        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "NotebookRead"
+        | "apply_patch" => "file",
+        "Grep" | "Glob" | "LS" => "search",
+        "WebFetch" | "WebSearch" | "web_search" => "web",
+        "Task" | "Agent" => "subagent",
+        "AskUserQuestion" => "input",
+        t if t.starts_with("mcp__") => "mcp",
+        _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_group_the_tools_agents_use() {
+        assert_eq!(kind_of("Bash"), "bash");
+        assert_eq!(kind_of("apply_patch"), "file");
+        assert_eq!(kind_of("mcp__github__create_issue"), "mcp");
+        assert_eq!(kind_of("Task"), "subagent");
+        assert_eq!(kind_of("TodoWrite"), "other");
+    }
+}
