@@ -252,13 +252,9 @@ impl Ctx<'_> {
         }
     }
 
-    /// Opens a prompt mission, or reuses the one in progress.
+    /// Opens a prompt mission, or reuses the one in progress (giving it this event's prompt
+    /// if it had none: OpenClaw's `hero_active` opens it, `mission_start` names it).
     fn open_mission(&mut self) -> rusqlite::Result<String> {
-        if let Some(active) = self.hero.active_mission_id.clone()
-            && self.mission(&active)?.is_some_and(|m| m.state == "active")
-        {
-            return Ok(active);
-        }
         let prompt = self.view.text("prompt").map(|p| clip(p, PROMPT_CHARS));
         let title = self
             .view
@@ -269,6 +265,17 @@ impl Ctx<'_> {
                     .and_then(|p| p.lines().find(|l| !l.trim().is_empty()))
             })
             .map(|t| clip(t.trim(), TITLE_CHARS));
+        if let Some(active) = self.hero.active_mission_id.clone()
+            && let Some(mut mission) = self.mission(&active)?
+            && mission.state == "active"
+        {
+            if mission.prompt.is_none() && prompt.is_some() {
+                mission.prompt = prompt;
+                mission.title = mission.title.or(title);
+                missions::save(self.conn, &mission)?;
+            }
+            return Ok(active);
+        }
         let mission = Mission {
             prompt,
             title,

@@ -99,6 +99,36 @@ mod tests {
     }
 
     #[test]
+    fn upgrading_replays_the_stored_events_into_the_new_projections() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for (number, (_, sql, _)) in MIGRATIONS.iter().enumerate().take(2) {
+            conn.execute_batch(sql).unwrap();
+            conn.pragma_update(None, "user_version", (number + 1) as i64)
+                .unwrap();
+        }
+        conn.execute_batch(
+            r#"INSERT INTO events VALUES
+               (1, 'e1', 's1', 1, 'SessionStart', 'hook', 't1', 't1', '{"cwd":"/w"}'),
+               (2, 'e2', 's1', 2, 'UserPromptSubmit', 'hook', 't2', 't2', '{"prompt":"go"}'),
+               (3, 'e3', 'n1', 1, 'stuck', 'normalized', 't3', 't3',
+                '{"paneId":"%1","reason":"stopped","message":"m"}');"#,
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(count("SELECT COUNT(*) FROM sessions"), 2);
+        assert_eq!(count("SELECT COUNT(*) FROM heroes WHERE cwd = '/w'"), 1);
+        assert_eq!(
+            count("SELECT COUNT(*) FROM missions WHERE id = 'mission-e2' AND state = 'active'"),
+            1
+        );
+        assert_eq!(
+            count("SELECT COUNT(*) FROM sessions WHERE id = 'n1' AND state = 'stuck'"),
+            1
+        );
+    }
+
+    #[test]
     fn refuses_a_database_from_a_newer_hooklog() {
         let mut conn = Connection::open_in_memory().unwrap();
         conn.pragma_update(None, "user_version", MIGRATIONS.len() as i64 + 1)

@@ -149,6 +149,24 @@ impl TestApp {
         body["events"].as_array().unwrap().clone()
     }
 
+    /// POSTs one JSON body to a hook route (`/event`, `/event/normalized`).
+    pub async fn post_hook(&self, route: &str, body: &Value) -> (StatusCode, Value) {
+        self.post_raw(route, "application/json", body.to_string().into_bytes())
+            .await
+    }
+
+    /// Posts every line of `fixtures/hooks/<name>.ndjson` to `route`, one request per line, in
+    /// order, and returns the answers (each must be a 200).
+    pub async fn post_fixture(&self, route: &str, name: &str) -> Vec<Value> {
+        let mut answers = Vec::new();
+        for line in fixture(name) {
+            let (status, answer) = self.post_hook(route, &line).await;
+            assert_eq!(status, StatusCode::OK, "{line} -> {answer}");
+            answers.push(answer);
+        }
+        answers
+    }
+
     /// A read-only connection to the database file, independent of the server's.
     pub fn db(&self) -> Connection {
         open_read_only(&self.db_path)
@@ -171,6 +189,20 @@ impl TestApp {
             .expect("server ran");
         std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
     }
+}
+
+/// The lines of `fixtures/hooks/<name>.ndjson`.
+pub fn fixture(name: &str) -> Vec<Value> {
+    let path = format!(
+        "{}/fixtures/hooks/{name}.ndjson",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e}"))
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("fixture line is JSON"))
+        .collect()
 }
 
 pub fn open_read_only(path: &std::path::Path) -> Connection {
