@@ -163,6 +163,10 @@ async fn claude_code_session_builds_two_missions_a_subagent_and_every_tool_use()
     assert_eq!(child["subagentId"], "agent_a1");
     assert_eq!(child["subagentType"], "Explore");
     assert_eq!(child["state"], "completed");
+    assert_eq!(
+        child["title"], "Find the rounding code",
+        "from the Task call that spawned it"
+    );
 
     let first = get_ok(
         &app,

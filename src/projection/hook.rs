@@ -458,11 +458,16 @@ impl Ctx<'_> {
             .iter()
             .find_map(|f| self.view.text(f))
             .or_else(|| self.view.input_text("subagent_type"));
-        let title = self
+        // Claude Code's SubagentStart has no description; the Task call that spawned it does.
+        let spawner = match self
             .view
             .text("description")
             .or_else(|| self.view.input_text("description"))
-            .map(|d| clip(d, TITLE_CHARS));
+        {
+            Some(given) => Some(given.to_string()),
+            None => tool_uses::running_spawner(self.conn, self.session)?.and_then(|t| t.preview),
+        };
+        let title = spawner.map(|d| clip(&d, TITLE_CHARS));
         let mission = Mission {
             parent_mission_id: parent,
             subagent_id: subagent,

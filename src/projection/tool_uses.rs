@@ -73,6 +73,17 @@ pub fn by_call(
     .optional()
 }
 
+/// The latest running subagent-spawning call (`Task` / `Agent`) of a session.
+pub fn running_spawner(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<ToolUse>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tool_uses
+         WHERE session_id = ?1 AND kind = 'subagent' AND status = 'running'
+         ORDER BY opened_sequence DESC LIMIT 1"
+    ))?
+    .query_row([session_id], row)
+    .optional()
+}
+
 /// Marks every still-running tool use of a session `interrupted` (its turn or session ended
 /// without its PostToolUse: the user pressed Esc, or the agent was killed).
 pub fn interrupt_running(
