@@ -40,6 +40,10 @@ pub struct Config {
     pub drain_timeout: Duration,
     /// Which old events the writer prunes (none by default).
     pub retention: crate::store::retention::Retention,
+    /// The writer's clock (the system clock; tests advance it).
+    pub clock: crate::event::time::Clock,
+    /// A watcher owner silent for longer than this is hung: the next acquire takes over.
+    pub owner_hung_after: Duration,
 }
 
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
@@ -56,6 +60,8 @@ impl Config {
             body_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(10),
             retention: Default::default(),
+            clock: Default::default(),
+            owner_hung_after: Duration::from_secs(60),
         }
     }
 }

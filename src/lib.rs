@@ -12,6 +12,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod coordination;
 pub mod event;
 pub mod http;
 pub mod ingest;

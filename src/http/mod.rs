@@ -1,13 +1,17 @@
 //! The HTTP surface: the whole route table in [`router`], one file per resource family.
 
 pub mod alerts;
+pub mod claims;
+pub mod decide;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod gaps;
 pub mod health;
 pub mod heroes;
 pub mod hooks;
 pub mod missions;
+pub mod owners;
 pub mod sessions;
 pub mod streams;
 
@@ -53,7 +57,24 @@ pub fn router(state: AppState) -> Router {
         .route("/missions", get(missions::list))
         .route("/missions/{id}", get(missions::one))
         .route("/tool-uses", get(missions::list_tool_uses))
+        .route("/owners", get(owners::list))
+        .route("/owners/acquire", post(owners::acquire))
+        .route("/owners/{platform}/{account}", get(owners::one))
+        .route("/owners/{platform}/{account}/heartbeat", post(owners::heartbeat))
+        .route("/owners/{platform}/{account}/release", post(owners::release))
+        .route("/owners/{platform}/{account}/verify-token", post(owners::verify_token))
+        .route("/claims", get(claims::list).post(claims::claim))
+        .route("/claims/{chat}", get(claims::one))
+        .route("/claims/{chat}/release", post(claims::release))
+        .route("/actions", get(claims::actions))
+        .route("/gaps", get(gaps::list).post(gaps::open))
+        .route("/gaps/{id}", get(gaps::one))
+        .route("/gaps/{id}/close", post(gaps::close))
+        .route("/gaps/{id}/refuse", post(gaps::refuse))
+        .route("/gaps/{id}/resume", post(gaps::resume))
+        .route("/accounts/{platform}/{account}/behind", get(gaps::behind))
         .route("/alerts", get(alerts::list))
+        .route("/alerts/{id}/ack", post(alerts::acknowledge))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(body_limit))

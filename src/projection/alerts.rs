@@ -20,6 +20,24 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<()> {
     raise(conn, UNKNOWN_EVENT_TYPE, event, &message, &details)
 }
 
+/// `alert_acknowledged`: marks the alert it names acknowledged, at the event's time. An alert
+/// already acknowledged keeps its first acknowledgement.
+pub fn acknowledge(conn: &Connection, event: &StoredEvent, alert_id: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "UPDATE alerts SET acknowledged_at = ?2 WHERE id = ?1 AND acknowledged_at IS NULL",
+    )?
+    .execute(params![alert_id, event.received_at])?;
+    Ok(())
+}
+
+/// One alert by id.
+pub fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<Alert>> {
+    use rusqlite::OptionalExtension;
+    conn.prepare_cached(&format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1"))?
+        .query_row([id], alert_row)
+        .optional()
+}
+
 /// Records an alert raised by `event`. Its time is the event's `received_at`.
 pub fn raise(
     conn: &Connection,
@@ -59,31 +77,38 @@ pub struct Alert {
     pub acknowledged_at: Option<String>,
 }
 
-/// Alerts in the order they were raised, optionally of one kind, after an alert id.
+const ALERT_COLUMNS: &str = "id, kind, event_sequence, event_id, session_id, message, details,
+     raised_at, acknowledged_at";
+
+fn alert_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<Alert> {
+    let details: Option<String> = row.get(6)?;
+    Ok(Alert {
+        id: row.get(0)?,
+        kind: row.get(1)?,
+        event_sequence: row.get(2)?,
+        event_id: row.get(3)?,
+        session_id: row.get(4)?,
+        message: row.get(5)?,
+        details: details.and_then(|d| serde_json::from_str(&d).ok()),
+        raised_at: row.get(7)?,
+        acknowledged_at: row.get(8)?,
+    })
+}
+
+/// Alerts in the order they were raised, optionally of one kind, only unacknowledged ones,
+/// after an alert id.
 pub fn list(
     conn: &Connection,
     kind: Option<&str>,
+    unacknowledged: bool,
     after_id: i64,
     limit: u32,
 ) -> rusqlite::Result<Vec<Alert>> {
-    conn.prepare_cached(
-        "SELECT id, kind, event_sequence, event_id, session_id, message, details, raised_at,
-                acknowledged_at
-         FROM alerts WHERE (?1 IS NULL OR kind = ?1) AND id > ?2 ORDER BY id LIMIT ?3",
-    )?
-    .query_map(params![kind, after_id, limit], |row| {
-        let details: Option<String> = row.get(6)?;
-        Ok(Alert {
-            id: row.get(0)?,
-            kind: row.get(1)?,
-            event_sequence: row.get(2)?,
-            event_id: row.get(3)?,
-            session_id: row.get(4)?,
-            message: row.get(5)?,
-            details: details.and_then(|d| serde_json::from_str(&d).ok()),
-            raised_at: row.get(7)?,
-            acknowledged_at: row.get(8)?,
-        })
-    })?
+    conn.prepare_cached(&format!(
+        "SELECT {ALERT_COLUMNS} FROM alerts
+         WHERE (?1 IS NULL OR kind = ?1) AND (NOT ?2 OR acknowledged_at IS NULL) AND id > ?3
+         ORDER BY id LIMIT ?4"
+    ))?
+    .query_map(params![kind, unacknowledged, after_id, limit], alert_row)?
     .collect()
 }

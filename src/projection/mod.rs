@@ -7,13 +7,17 @@
 //! session state; every event with a session id counts in `sessions`.
 
 pub mod alerts;
+pub mod claims;
+pub mod gaps;
 pub mod heroes;
 pub mod hook;
 pub mod missions;
+pub mod owners;
 pub mod sessions;
 pub mod tool_uses;
 pub mod view;
 
+use crate::coordination;
 use crate::event::StoredEvent;
 use crate::ingest::{hook as hook_ingest, normalized};
 use crate::store::read;
@@ -21,7 +25,17 @@ use rusqlite::{Connection, OptionalExtension};
 use view::View;
 
 /// Every projection table, cleared by a rebuild.
-pub const TABLES: &[&str] = &["sessions", "heroes", "missions", "tool_uses", "alerts"];
+pub const TABLES: &[&str] = &[
+    "sessions",
+    "heroes",
+    "missions",
+    "tool_uses",
+    "watcher_owners",
+    "claims",
+    "claim_actions",
+    "gaps",
+    "alerts",
+];
 
 /// What applying an event did that its producer is told (`POST /event` answers with them).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -73,6 +87,22 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects
                 ..Default::default()
             };
             sessions::apply(conn, event, &facts)?;
+        }
+        coordination::SOURCE => {
+            sessions::apply(conn, event, &sessions::Facts::default())?;
+            let view = View::parse(&event.payload);
+            let kind = event.event_type.as_str();
+            if kind.starts_with("owner_") {
+                owners::apply(conn, event, &view)?;
+            } else if kind.starts_with("claim_") {
+                claims::apply(conn, event, &view)?;
+            } else if kind.starts_with("gap_") {
+                gaps::apply(conn, event, &view)?;
+            } else if kind == "alert_acknowledged"
+                && let Some(id) = view.int("alertId")
+            {
+                alerts::acknowledge(conn, event, id)?;
+            }
         }
         _ => sessions::apply(conn, event, &sessions::Facts::default())?,
     }

@@ -38,6 +38,10 @@ impl View {
             .filter(|s| !s.is_empty())
     }
 
+    pub fn int(&self, camel: &str) -> Option<i64> {
+        self.get(camel).and_then(Value::as_i64)
+    }
+
     pub fn bool(&self, camel: &str) -> Option<bool> {
         self.get(camel).and_then(Value::as_bool)
     }

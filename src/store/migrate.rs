@@ -25,6 +25,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0003_agents.sql"),
         true,
     ),
+    (
+        "0004_coordination.sql",
+        include_str!("../../migrations/0004_coordination.sql"),
+        true,
+    ),
 ];
 
 /// Applies the migrations this database has not seen yet, all in one transaction.

@@ -14,7 +14,7 @@ use open::ReadPool;
 use rusqlite::Connection;
 use std::sync::Mutex;
 use std::thread::JoinHandle;
-pub use writer::{AppendError, Appended, Writer};
+pub use writer::{AppendError, Appended, Decided, Writer};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -57,7 +57,16 @@ impl Store {
         let generation_id = read::meta(&conn, "stream_generation_id")?
             .ok_or(StoreError::MissingMeta("stream_generation_id"))?;
         let readers = open::open_readers(&config.db_path, config.reader_pool_size)?;
-        let (writer, thread) = Writer::start(conn, hub.clone(), config.retention)?;
+        let rules = crate::coordination::Rules {
+            owner_hung_after: config.owner_hung_after,
+        };
+        let (writer, thread) = Writer::start(
+            conn,
+            hub.clone(),
+            config.retention,
+            config.clock.clone(),
+            rules,
+        )?;
         Ok(Store {
             writer,
             readers,

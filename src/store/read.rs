@@ -52,6 +52,14 @@ pub fn event_by_id(conn: &Connection, event_id: &str) -> rusqlite::Result<Option
     .optional()
 }
 
+pub fn event_at(conn: &Connection, sequence: i64) -> rusqlite::Result<Option<StoredEvent>> {
+    conn.prepare_cached(&format!(
+        "SELECT {EVENT_COLUMNS} FROM events WHERE sequence = ?1"
+    ))?
+    .query_row([sequence], stored_event)
+    .optional()
+}
+
 /// A value from the `meta` table.
 pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
     conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))

@@ -7,7 +7,8 @@
 use super::read;
 use super::retention::{self, Retention};
 use super::stats::WriterStats;
-use crate::event::{NewEvent, StoredEvent, time};
+use crate::coordination::{self, Verdict};
+use crate::event::{NewEvent, StoredEvent, id::new_event_id, time};
 use crate::projection::{self, Effects};
 use crate::stream::Hub;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -64,11 +65,24 @@ pub enum AppendError {
 }
 
 type Reply = oneshot::Sender<Result<Vec<Appended>, AppendError>>;
+type DecideReply = oneshot::Sender<Result<Decided, AppendError>>;
+
+/// A coordination command's outcome: its verdict and the events it appended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decided {
+    pub verdict: Verdict,
+    pub appended: Vec<Appended>,
+}
 
 enum Command {
     Append {
         events: Vec<NewEvent>,
         reply: Reply,
+    },
+    /// A coordination command, decided against the projections inside the transaction.
+    Decide {
+        command: coordination::Command,
+        reply: DecideReply,
     },
     /// Periodic housekeeping (age-based pruning while no events arrive).
     Maintain,
@@ -94,8 +108,10 @@ impl Writer {
         conn: Connection,
         hub: Hub,
         retention: Retention,
+        clock: time::Clock,
+        rules: coordination::Rules,
     ) -> rusqlite::Result<(Writer, std::thread::JoinHandle<()>)> {
-        let mut thread = WriterThread::new(conn, hub)?;
+        let mut thread = WriterThread::new(conn, hub, clock, rules)?;
         thread.retention = retention;
         let (queue, commands) = mpsc::channel(QUEUE_CAPACITY);
         let writer = Writer {
@@ -143,6 +159,16 @@ impl Writer {
         answer.await.unwrap_or(Err(AppendError::Stopped))
     }
 
+    /// Decides a coordination command in the writer's transaction; answers after the commit.
+    pub async fn decide(&self, command: coordination::Command) -> Result<Decided, AppendError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Command::Decide { command, reply })
+            .await
+            .map_err(|_| AppendError::Stopped)?;
+        answer.await.unwrap_or(Err(AppendError::Stopped))
+    }
+
     /// Asks the writer to finish what is queued before this call and stop.
     pub async fn stop(&self) {
         let _ = self.queue.send(Command::Stop).await;
@@ -167,14 +193,52 @@ struct WriterThread {
     /// Last `session_sequence` given per session within the current batch.
     session_heads: HashMap<String, i64>,
     retention: Retention,
+    clock: time::Clock,
+    rules: coordination::Rules,
     healthy: Arc<AtomicBool>,
     shared_head: Arc<AtomicI64>,
     stats: Arc<WriterStats>,
 }
 
-struct Pending {
-    events: Vec<NewEvent>,
-    reply: Reply,
+enum Pending {
+    Append {
+        events: Vec<NewEvent>,
+        reply: Reply,
+    },
+    Decide {
+        command: coordination::Command,
+        reply: DecideReply,
+    },
+}
+
+enum Outcome {
+    Append(Result<Vec<Appended>, AppendError>),
+    Decide(Result<Decided, AppendError>),
+}
+
+impl Pending {
+    fn fail(self, error: AppendError) {
+        match self {
+            Pending::Append { reply, .. } => {
+                let _ = reply.send(Err(error));
+            }
+            Pending::Decide { reply, .. } => {
+                let _ = reply.send(Err(error));
+            }
+        }
+    }
+
+    fn answer(self, outcome: Outcome) {
+        match (self, outcome) {
+            (Pending::Append { reply, .. }, Outcome::Append(o)) => {
+                let _ = reply.send(o);
+            }
+            (Pending::Decide { reply, .. }, Outcome::Decide(o)) => {
+                let _ = reply.send(o);
+            }
+            _ => unreachable!("outcomes are made in the order of the batch"),
+        }
+    }
 }
 
 enum RequestError {
@@ -193,7 +257,12 @@ impl From<rusqlite::Error> for RequestError {
 }
 
 impl WriterThread {
-    fn new(conn: Connection, hub: Hub) -> rusqlite::Result<WriterThread> {
+    fn new(
+        conn: Connection,
+        hub: Hub,
+        clock: time::Clock,
+        rules: coordination::Rules,
+    ) -> rusqlite::Result<WriterThread> {
         let head = read::head(&conn)?;
         Ok(WriterThread {
             conn,
@@ -201,6 +270,8 @@ impl WriterThread {
             head,
             session_heads: HashMap::new(),
             retention: Retention::default(),
+            clock,
+            rules,
             healthy: Arc::new(AtomicBool::new(true)),
             shared_head: Arc::new(AtomicI64::new(head)),
             stats: Arc::new(WriterStats::default()),
@@ -221,7 +292,11 @@ impl WriterThread {
                 match command {
                     Command::Append { events, reply } => {
                         size += events.len();
-                        batch.push(Pending { events, reply });
+                        batch.push(Pending::Append { events, reply });
+                    }
+                    Command::Decide { command, reply } => {
+                        size += 1;
+                        batch.push(Pending::Decide { command, reply });
                     }
                     Command::Maintain => maintain = true,
                     Command::Stop => {
@@ -292,7 +367,7 @@ impl WriterThread {
 
     fn commit_batch(&mut self, batch: Vec<Pending>) {
         let head_before = self.head;
-        let received_at = time::now();
+        let received_at = time::format(self.clock.now());
         let mut outcomes = Vec::with_capacity(batch.len());
         let mut committed: Vec<StoredEvent> = Vec::new();
         let started = Instant::now();
@@ -302,7 +377,16 @@ impl WriterThread {
             self.head = read::head(&self.conn)?;
             self.session_heads.clear();
             for pending in &batch {
-                outcomes.push(self.apply_request(&pending.events, &received_at, &mut committed)?);
+                outcomes.push(match pending {
+                    Pending::Append { events, .. } => {
+                        Outcome::Append(self.apply_request(events, &received_at, &mut committed)?)
+                    }
+                    Pending::Decide { command, .. } => Outcome::Decide(self.apply_decision(
+                        command,
+                        &received_at,
+                        &mut committed,
+                    )?),
+                });
             }
             applied = Instant::now();
             self.conn.execute_batch("COMMIT")
@@ -318,7 +402,7 @@ impl WriterThread {
             self.head = head_before;
             let error = AppendError::Storage(e.to_string());
             for pending in batch {
-                let _ = pending.reply.send(Err(error.clone()));
+                pending.fail(error.clone());
             }
             return;
         }
@@ -328,7 +412,7 @@ impl WriterThread {
             .record_commit(committed.len(), applied - started, applied.elapsed());
         self.hub.publish(committed);
         for (pending, outcome) in batch.into_iter().zip(outcomes) {
-            let _ = pending.reply.send(outcome);
+            pending.answer(outcome);
         }
     }
 
@@ -387,6 +471,48 @@ impl WriterThread {
                         AppendError::Storage(e.to_string())
                     }
                 }))
+            }
+        }
+    }
+
+    /// Runs one coordination command under a savepoint: it reads the projections, appends its
+    /// outcome events (each projected at once), and reads the result back. An `Err` here means
+    /// the whole batch must be abandoned; a failure of the command alone is an `Ok(Err)`.
+    fn apply_decision(
+        &mut self,
+        command: &coordination::Command,
+        received_at: &str,
+        committed: &mut Vec<StoredEvent>,
+    ) -> rusqlite::Result<Result<Decided, AppendError>> {
+        self.conn.execute_batch("SAVEPOINT request")?;
+        let head_before = self.head;
+        let rules = self.rules;
+        let mut log = DecisionLog {
+            now: time::parse(received_at).expect("the writer formats its own times"),
+            thread: self,
+            received_at,
+            stored: Vec::new(),
+            appended: Vec::new(),
+        };
+        let verdict = coordination::execute(&mut log, &rules, command);
+        let DecisionLog {
+            mut stored,
+            appended,
+            ..
+        } = log;
+        match verdict {
+            Ok(verdict) => {
+                self.conn.execute_batch("RELEASE request")?;
+                committed.append(&mut stored);
+                Ok(Ok(Decided { verdict, appended }))
+            }
+            Err(e) => {
+                self.conn
+                    .execute_batch("ROLLBACK TO request; RELEASE request")?;
+                self.head = head_before;
+                self.session_heads.clear();
+                tracing::error!(error = %e, "a coordination command failed; nothing was stored");
+                Ok(Err(AppendError::Storage(e.to_string())))
             }
         }
     }
@@ -508,6 +634,56 @@ fn same_content(stored: &StoredEvent, new: &NewEvent) -> bool {
             .is_none_or(|t| *t == stored.received_at)
 }
 
+/// The writer as a coordination command sees it: the open transaction, the batch's time, and
+/// appending events (with fresh UUIDv7 ids, so they can never be duplicates or conflicts).
+struct DecisionLog<'a> {
+    thread: &'a mut WriterThread,
+    received_at: &'a str,
+    now: chrono::DateTime<chrono::Utc>,
+    stored: Vec<StoredEvent>,
+    appended: Vec<Appended>,
+}
+
+impl coordination::Log for DecisionLog<'_> {
+    fn conn(&self) -> &Connection {
+        &self.thread.conn
+    }
+
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.now
+    }
+
+    fn append(
+        &mut self,
+        event_type: &str,
+        session_id: Option<&str>,
+        payload: serde_json::Value,
+    ) -> rusqlite::Result<StoredEvent> {
+        let event = NewEvent {
+            event_id: new_event_id(),
+            generated_id: true,
+            session_id: session_id.map(str::to_string),
+            event_type: event_type.to_string(),
+            source: coordination::SOURCE.to_string(),
+            event_time: None,
+            received_at: None,
+            payload: payload.to_string(),
+        };
+        let index = self.appended.len();
+        match self
+            .thread
+            .append_event(index, &event, self.received_at, &mut self.stored)
+        {
+            Ok(appended) => self.appended.push(appended),
+            Err(RequestError::Sqlite(e)) => return Err(e),
+            Err(RequestError::Conflict { .. }) => {
+                unreachable!("a fresh UUIDv7 id is never already stored")
+            }
+        }
+        Ok(self.stored.last().cloned().expect("just stored"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -529,14 +705,17 @@ mod tests {
 
     fn writer(dir: &tempfile::TempDir) -> WriterThread {
         let conn = open_writer(&dir.path().join("w.db"), Durability::Full).unwrap();
-        WriterThread::new(conn, Hub::new(16)).unwrap()
+        let rules = coordination::Rules {
+            owner_hung_after: std::time::Duration::from_secs(60),
+        };
+        WriterThread::new(conn, Hub::new(16), time::Clock::default(), rules).unwrap()
     }
 
     type Answer = oneshot::Receiver<Result<Vec<Appended>, AppendError>>;
 
     fn pending(events: Vec<NewEvent>) -> (Pending, Answer) {
         let (reply, answer) = oneshot::channel();
-        (Pending { events, reply }, answer)
+        (Pending::Append { events, reply }, answer)
     }
 
     fn commit(

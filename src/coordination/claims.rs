@@ -1,0 +1,93 @@
+//! Chat claims (REQ-HOOKS-15): one session at a time acts on a chat. A claim is granted when
+//! the chat is free, released, expired, or held by a session that has ended; the holder
+//! claiming again renews it; anyone else is refused (`chatClaimedElsewhere`). Every grant,
+//! renewal, refusal and release is an event, so the chat's action log is a view of the log.
+
+use super::{Log, Verdict};
+use crate::event::time;
+use crate::projection::claims;
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    pub chat: String,
+    pub session_id: String,
+    pub ttl_seconds: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Release {
+    pub chat: String,
+    pub session_id: String,
+    /// `sent`, `interrupted`, `failed` or `released`.
+    pub outcome: String,
+}
+
+pub const OUTCOMES: &[&str] = &["sent", "interrupted", "failed", "released"];
+
+fn current(log: &dyn Log, chat: &str) -> rusqlite::Result<Option<claims::Claim>> {
+    claims::get(log.conn(), chat, log.now())
+}
+
+fn shown(claim: &claims::Claim) -> Value {
+    serde_json::to_value(claim).expect("a claim serializes")
+}
+
+pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
+    let now = log.now();
+    let expires_at = time::format(now + chrono::Duration::seconds(c.ttl_seconds));
+    let held = current(log, &c.chat)?;
+    // `None`: the holder renews; `Some(why)`: a grant, and why the chat was free.
+    let reason = match &held {
+        Some(h) if h.active && h.session_id == c.session_id => None,
+        Some(h) if h.active => {
+            let payload = json!({"chat": c.chat, "sessionId": c.session_id,
+                "holder": h.session_id, "holderGeneration": h.generation});
+            log.append("claim_refused", Some(&c.session_id), payload)?;
+            return Ok(Verdict::Refused {
+                code: "chatClaimedElsewhere",
+                message: format!(
+                    "chat {} is claimed by session {} until {}",
+                    c.chat, h.session_id, h.expires_at
+                ),
+                details: json!({ "holder": shown(h) }),
+            });
+        }
+        None => Some("free"),
+        Some(h) if h.state == "released" => Some("released"),
+        Some(h) if h.session_ended => Some("holder_ended"),
+        Some(_) => Some("expired"),
+    };
+    let event_type = match reason {
+        None => "claim_renewed",
+        Some(_) => "claim_granted",
+    };
+    let generation = held.as_ref().map_or(1, |h| h.generation + 1);
+    let payload = json!({"chat": c.chat, "sessionId": c.session_id, "generation": generation,
+        "ttlSeconds": c.ttl_seconds, "expiresAt": expires_at, "reason": reason,
+        "previousHolder": held.as_ref().filter(|h| h.session_id != c.session_id).map(|h| &h.session_id)});
+    log.append(event_type, Some(&c.session_id), payload)?;
+    let claim = current(log, &c.chat)?.expect("just claimed");
+    Ok(Verdict::Done(shown(&claim)))
+}
+
+pub fn release(log: &mut dyn Log, c: &Release) -> rusqlite::Result<Verdict> {
+    let Some(held) = current(log, &c.chat)? else {
+        return Ok(Verdict::NotFound("claim"));
+    };
+    if held.state != "held" || held.session_id != c.session_id {
+        return Ok(Verdict::Refused {
+            code: "notHolder",
+            message: format!(
+                "session {} does not hold chat {}; nothing was changed",
+                c.session_id, c.chat
+            ),
+            details: json!({ "claim": shown(&held) }),
+        });
+    }
+    let payload = json!({"chat": c.chat, "sessionId": c.session_id,
+        "generation": held.generation, "outcome": c.outcome});
+    log.append("claim_released", Some(&c.session_id), payload)?;
+    let claim = current(log, &c.chat)?.expect("just released");
+    Ok(Verdict::Done(shown(&claim)))
+}

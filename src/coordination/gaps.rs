@@ -1,0 +1,84 @@
+//! Catch-up gaps (REQ-HOOKS-17/18). An account has at most one unresolved gap: opening
+//! another while one is open or refused returns that one. Only an open gap closes or is
+//! refused; only a refused gap resumes (a person's decision, recorded with who made it). Any
+//! other move is a `409` and changes nothing.
+
+use super::{Log, Verdict};
+use crate::projection::gaps::{self, Gap};
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Open {
+    pub platform: String,
+    pub account: String,
+    pub from_position: Option<String>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transition {
+    Close { to_position: Option<String> },
+    Refuse { detail: String },
+    Resume { by: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Move {
+    pub gap_id: String,
+    pub transition: Transition,
+}
+
+fn shown(gap: &Gap, created: Option<bool>) -> Value {
+    let mut value = serde_json::to_value(gap).expect("a gap serializes");
+    if let Some(created) = created {
+        value["created"] = json!(created);
+    }
+    value
+}
+
+pub fn open(log: &mut dyn Log, c: &Open) -> rusqlite::Result<Verdict> {
+    if let Some(gap) = gaps::unresolved(log.conn(), &c.platform, &c.account)? {
+        return Ok(Verdict::Done(shown(&gap, Some(false))));
+    }
+    let payload = json!({"platform": c.platform, "account": c.account,
+        "fromPosition": c.from_position, "reason": c.reason});
+    let event = log.append("gap_opened", None, payload)?;
+    let gap = gaps::get(log.conn(), &gaps::gap_id(&event.event_id))?.expect("just opened");
+    Ok(Verdict::Done(shown(&gap, Some(true))))
+}
+
+pub fn advance(log: &mut dyn Log, c: &Move) -> rusqlite::Result<Verdict> {
+    let Some(gap) = gaps::get(log.conn(), &c.gap_id)? else {
+        return Ok(Verdict::NotFound("gap"));
+    };
+    let (from, event_type, extra) = match &c.transition {
+        Transition::Close { to_position } => {
+            ("open", "gap_closed", json!({"toPosition": to_position}))
+        }
+        Transition::Refuse { detail } => ("open", "gap_refused", json!({"detail": detail})),
+        Transition::Resume { by } => (
+            "refused",
+            "gap_resumed",
+            json!({"by": by, "refusedDetail": gap.refused_detail}),
+        ),
+    };
+    if gap.status != from {
+        return Ok(Verdict::Refused {
+            code: "invalidGapTransition",
+            message: format!(
+                "gap {} is {}: only a{} {from} gap can take {event_type}; nothing was changed",
+                gap.id,
+                gap.status,
+                if from == "open" { "n" } else { "" }
+            ),
+            details: json!({ "gap": shown(&gap, None) }),
+        });
+    }
+    let mut payload = json!({"gapId": gap.id, "platform": gap.platform, "account": gap.account});
+    if let (Some(p), Some(e)) = (payload.as_object_mut(), extra.as_object()) {
+        p.extend(e.clone());
+    }
+    log.append(event_type, None, payload)?;
+    let gap = gaps::get(log.conn(), &c.gap_id)?.expect("exists");
+    Ok(Verdict::Done(shown(&gap, None)))
+}

@@ -1,0 +1,176 @@
+//! `/owners`: watcher owners, one per platform account (seed 002, REQ-HOOKS-13/14).
+
+use super::AppState;
+use super::decide::{self, name};
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery};
+use crate::coordination::Command;
+use crate::coordination::owners::{Acquire, Heartbeat, Release};
+use crate::projection::owners::{self, Owner};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::response::Response;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// The hex SHA-256 of a relay token: what is stored and compared, never the token.
+pub fn token_hash(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AcquireBody {
+    platform: String,
+    account: String,
+    pid: i64,
+    hostname: String,
+    relay_port: Option<u16>,
+    relay_token: Option<String>,
+}
+
+/// `POST /owners/acquire`.
+pub async fn acquire(
+    State(state): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let b: AcquireBody = decide::body(&state, body, None)?;
+    if b.pid <= 0 {
+        return Err(ApiError::invalid("pid must be a positive integer"));
+    }
+    let token = match b.relay_token {
+        Some(t) if t.is_empty() => return Err(ApiError::invalid("relayToken must not be empty")),
+        t => t.map(|t| token_hash(&t)),
+    };
+    let command = Command::Acquire(Acquire {
+        platform: name("platform", b.platform)?,
+        account: name("account", b.account)?,
+        pid: b.pid,
+        hostname: name("hostname", b.hostname)?,
+        relay_port: b.relay_port.map(i64::from),
+        relay_token_sha256: token,
+    });
+    decide::run(&state, command).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeartbeatBody {
+    generation: i64,
+    attached: Option<u32>,
+}
+
+/// `POST /owners/{platform}/{account}/heartbeat`.
+pub async fn heartbeat(
+    State(state): State<AppState>,
+    ApiPath((platform, account)): ApiPath<(String, String)>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let b: HeartbeatBody = decide::body(&state, body, None)?;
+    let command = Command::Heartbeat(Heartbeat {
+        platform,
+        account,
+        generation: b.generation,
+        attached: b.attached.map(i64::from),
+    });
+    decide::run(&state, command).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseBody {
+    generation: i64,
+}
+
+/// `POST /owners/{platform}/{account}/release`.
+pub async fn release(
+    State(state): State<AppState>,
+    ApiPath((platform, account)): ApiPath<(String, String)>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let b: ReleaseBody = decide::body(&state, body, None)?;
+    let command = Command::ReleaseOwner(Release {
+        platform,
+        account,
+        generation: b.generation,
+    });
+    decide::run(&state, command).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OwnersQuery {
+    platform: Option<String>,
+}
+
+#[derive(Serialize)]
+pub struct OwnerList {
+    owners: Vec<Owner>,
+}
+
+/// `GET /owners`: every account's owner, its status judged now.
+pub async fn list(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<OwnersQuery>,
+) -> Result<Json<OwnerList>, ApiError> {
+    let now = state.config.clock.now();
+    let hung_after = state.config.owner_hung_after;
+    let rows = state
+        .store
+        .read(move |conn| owners::list(conn, query.platform.as_deref()))
+        .await?;
+    Ok(Json(OwnerList {
+        owners: rows.iter().map(|o| o.view(now, hung_after)).collect(),
+    }))
+}
+
+/// `GET /owners/{platform}/{account}`.
+pub async fn one(
+    State(state): State<AppState>,
+    ApiPath((platform, account)): ApiPath<(String, String)>,
+) -> Result<Json<Owner>, ApiError> {
+    let now = state.config.clock.now();
+    let hung_after = state.config.owner_hung_after;
+    state
+        .store
+        .read(move |conn| owners::get(conn, &platform, &account))
+        .await?
+        .map(|o| Json(o.view(now, hung_after)))
+        .ok_or(ApiError::NotFound { path: None })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyBody {
+    token: String,
+}
+
+#[derive(Serialize)]
+pub struct Verified {
+    valid: bool,
+}
+
+/// `POST /owners/{platform}/{account}/verify-token`: whether a relay token is the owner's,
+/// for a subscriber that must check one (the token is never returned).
+pub async fn verify_token(
+    State(state): State<AppState>,
+    ApiPath((platform, account)): ApiPath<(String, String)>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Verified>, ApiError> {
+    let b: VerifyBody = decide::body(&state, body, None)?;
+    let owner = state
+        .store
+        .read(move |conn| owners::get(conn, &platform, &account))
+        .await?
+        .ok_or(ApiError::NotFound { path: None })?;
+    let valid = owner.released_at.is_none()
+        && owner
+            .relay_token_sha256
+            .is_some_and(|stored| stored == token_hash(&b.token));
+    Ok(Json(Verified { valid }))
+}
