@@ -75,7 +75,7 @@ CREATE INDEX missions_by_hero ON missions (hero_id, opened_sequence);
 CREATE INDEX missions_by_session ON missions (session_id, opened_sequence);
 CREATE INDEX missions_by_state ON missions (state, opened_sequence);
 CREATE INDEX missions_by_parent ON missions (parent_mission_id);
-CREATE INDEX missions_by_subagent ON missions (session_id, subagent_id);
+CREATE INDEX missions_by_subagent ON missions (session_id, subagent_id, state, opened_sequence);
 
 -- One tool call (PreToolUse to PostToolUse), or one permission request (kind 'permission').
 -- Its id is 'tool-' || the id of the event that opened it.
@@ -101,4 +101,14 @@ CREATE TABLE tool_uses (
 );
 CREATE INDEX tool_uses_by_mission ON tool_uses (mission_id, opened_sequence);
 CREATE INDEX tool_uses_by_session ON tool_uses (session_id, opened_sequence);
-CREATE INDEX tool_uses_by_call ON tool_uses (session_id, tool_use_id);
+CREATE INDEX tool_uses_by_call ON tool_uses (session_id, tool_use_id, opened_sequence);
+-- What is running now, per session (Stop and SubagentStart look here).
+CREATE INDEX tool_uses_running ON tool_uses (session_id, opened_sequence) WHERE status = 'running';
+
+-- What each hook event did (its hero and mission), so a re-posted event is answered exactly
+-- as the first time.
+CREATE TABLE hook_effects (
+    event_id   TEXT PRIMARY KEY,
+    hero_id    TEXT,
+    mission_id TEXT
+) WITHOUT ROWID;

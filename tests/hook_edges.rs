@@ -95,7 +95,7 @@ async fn malformed_bodies_get_the_documented_4xx_and_the_log_does_not_move() {
             StatusCode::BAD_REQUEST,
             json!({"field": "reason"}),
         ),
-        ("/event/normalized", huge, StatusCode::PAYLOAD_TOO_LARGE, json!({"error": "payload_too_large"})),
+        ("/event/normalized", huge, StatusCode::PAYLOAD_TOO_LARGE, json!({"error": "Payload too large"})),
     ];
     for (route, body, status, expected) in &cases {
         let (got, answer) = app
@@ -435,4 +435,141 @@ async fn the_live_projections_equal_a_rebuild_from_the_log() {
     assert_eq!(dump(&tx), live, "a rebuild reproduces every row");
     drop(tx);
     drop(dir);
+}
+
+#[tokio::test]
+async fn review_findings_stay_fixed() {
+    let app = spawn_app().await;
+    let post = |body: Value| {
+        let app = &app;
+        async move {
+            let (status, answer) = app.post_hook("/event", &body).await;
+            assert_eq!(status, StatusCode::OK, "{body} -> {answer}");
+            answer
+        }
+    };
+    // A permission request carrying the call's own tool_use_id does not hide the call's end.
+    post(json!({"hook_event_name": "UserPromptSubmit", "session_id": "a", "prompt": "p"})).await;
+    post(
+        json!({"hook_event_name": "PreToolUse", "session_id": "a", "tool_name": "apply_patch",
+        "tool_use_id": "c1"}),
+    )
+    .await;
+    post(
+        json!({"hook_event_name": "PermissionRequest", "session_id": "a",
+        "tool_name": "apply_patch", "tool_use_id": "c1"}),
+    )
+    .await;
+    post(json!({"hook_event_name": "PostToolUse", "session_id": "a", "tool_use_id": "c1"})).await;
+    let (_, tools) = app.get("/tool-uses?sessionId=a").await;
+    let statuses: Vec<&Value> = tools["toolUses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| &t["status"])
+        .collect();
+    assert_eq!(statuses, [&json!("completed"), &json!("requested")]);
+
+    // A re-posted Stop is answered with the mission the first post completed, even though
+    // the Stop also closed a child mission and interrupted tools.
+    post(json!({"hook_event_name": "SubagentStart", "session_id": "a", "agent_id": "sub"})).await;
+    let stop = json!({"hook_event_name": "Stop", "session_id": "a"});
+    let send = |body: &Value| {
+        app.client
+            .post(format!("{}/event", app.url))
+            .header("x-hooklog-event-id", "stop-1")
+            .json(body)
+            .send()
+    };
+    let first: Value = send(&stop).await.unwrap().json().await.unwrap();
+    let again: Value = send(&stop).await.unwrap().json().await.unwrap();
+    assert_eq!(again["duplicate"], true);
+    assert_eq!(again["missionId"], first["missionId"]);
+    let (_, mission) = app
+        .get(&format!(
+            "/missions/{}",
+            first["missionId"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(mission["kind"], "prompt");
+
+    // SessionStart after SessionEnd brings the session back: idle, no longer ended.
+    post(json!({"hook_event_name": "SessionEnd", "session_id": "a"})).await;
+    post(json!({"hook_event_name": "SessionStart", "session_id": "a", "source": "resume"})).await;
+    let (_, s) = app.get("/sessions/a").await;
+    assert_eq!((&s["state"], &s["endedAt"]), (&json!("idle"), &Value::Null));
+
+    // A parentMissionId of another session is not taken as this subagent's parent.
+    let other =
+        post(json!({"hook_event_name": "UserPromptSubmit", "session_id": "b", "prompt": "q"}))
+            .await;
+    let child = post(
+        json!({"eventName": "SubagentStart", "sessionId": "a", "subagentId": "x",
+        "parentMissionId": other["missionId"]}),
+    )
+    .await;
+    let (_, child) = app
+        .get(&format!(
+            "/missions/{}",
+            child["missionId"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(child["parentMissionId"], Value::Null);
+    assert_eq!(child["degradedReason"], "missing_parent_mission");
+
+    // A null camelCase field does not hide its snake_case alias.
+    let filed =
+        post(json!({"hook_event_name": "Stop", "sessionId": null, "session_id": "c"})).await;
+    assert!(filed["heroId"].is_string(), "{filed}");
+
+    // Long tool output is cut where it is, not refused.
+    let output = "line\n".repeat(5_000);
+    let answer = post(json!({"hook_event_name": "PostToolUse", "session_id": "c",
+        "tool_use_id": "big", "tool_response": {"stdout": output}}))
+    .await;
+    let (_, event) = app
+        .get(&format!("/events/{}", answer["eventId"].as_str().unwrap()))
+        .await;
+    assert_eq!(
+        event["payload"]["toolResponse"]["stdout"]
+            .as_str()
+            .unwrap()
+            .len(),
+        10_000
+    );
+    assert_eq!(
+        event["payload"]["hooklogTruncated"]["toolResponse.stdout"],
+        25_000
+    );
+
+    // /event refuses an unknown query parameter in its own envelope.
+    let (status, body) = app
+        .post_raw("/event?bogus=1", "application/json", b"{}".to_vec())
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["accepted"], false);
+
+    // /event/normalized judges the body before the headers, and keeps its shape on a 413.
+    let response = app
+        .client
+        .post(format!("{}/event/normalized", app.url))
+        .header("x-hooklog-event-id", "")
+        .body("{oops")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        response.json::<Value>().await.unwrap(),
+        json!({"error": "Invalid JSON"})
+    );
+    let (status, body) = app
+        .post_raw(
+            "/event/normalized",
+            "application/json",
+            vec![b' '; 2 * 1024 * 1024],
+        )
+        .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(body, json!({"error": "Payload too large"}));
 }

@@ -3,15 +3,14 @@
 
 use super::AppState;
 use super::error::ApiError;
-use super::extract::ApiQuery;
 use crate::ingest::normalized::{self, NormalizedError};
 use crate::ingest::{self, InvalidRequest, hook};
 use crate::projection::heroes;
 use crate::store::Appended;
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::State;
-use axum::extract::rejection::BytesRejection;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -64,9 +63,10 @@ pub struct Accepted {
 pub async fn event(
     State(state): State<AppState>,
     headers: HeaderMap,
-    ApiQuery(query): ApiQuery<EventQuery>,
+    query: Result<Query<EventQuery>, QueryRejection>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Accepted>, HookError> {
+    let Query(query) = query.map_err(ApiError::from)?;
     let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
     let id = given_event_id(&headers)?;
     let mut parsed = hook::parse(&body, query.cli.as_deref(), id)?;
@@ -92,20 +92,34 @@ pub async fn event(
     }))
 }
 
-/// `POST /event/normalized`: one of seed 001's events, answered `{"ok":true}`, or 400 with
-/// the seed's exact error bodies. Which event was stored is in the response headers.
+/// `POST /event/normalized`: one of seed 001's events, answered `{"ok":true}`, or with the
+/// seed's error bodies (`{"error":"..."}`) whatever went wrong. Which event was stored is in
+/// the response headers.
 pub async fn normalized(
     State(state): State<AppState>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
+) -> Response {
+    match store_normalized(&state, &headers, body).await {
+        Ok(response) => response,
+        Err(e) => seed_error(e),
+    }
+}
+
+async fn store_normalized(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
-    let id = ingest::event_id(given_event_id(&headers)?)?;
-    let event = match normalized::parse(&body, id) {
+    // The body is judged first, so a bad body gets the seed's answer whatever the headers.
+    let given = given_event_id(headers);
+    let mut event = match normalized::parse(&body, (String::new(), true)) {
         Ok(event) => event,
         Err(e) => return Ok(refused(&e)),
     };
-    let appended = append_one(&state, event).await?;
+    (event.event_id, event.generated_id) = ingest::event_id(given?)?;
+    let appended = append_one(state, event).await?;
     let mut response = Json(json!({ "ok": true })).into_response();
     let headers = response.headers_mut();
     if let Ok(id) = HeaderValue::from_str(&appended.id) {
@@ -121,6 +135,27 @@ fn refused(error: &NormalizedError) -> Response {
         body["field"] = json!(field);
     }
     (StatusCode::BAD_REQUEST, Json(body)).into_response()
+}
+
+/// Seed 001 knows one body for a failure on its side, `500 {"error":"Internal server
+/// error"}`; a body too large or too slow, or a bad idempotency header, keep their status with
+/// a body of the same shape.
+fn seed_error(error: ApiError) -> Response {
+    let (status, message) = match error {
+        ApiError::Invalid(e) => (StatusCode::BAD_REQUEST, e.message),
+        ApiError::PayloadTooLarge { .. } => {
+            (StatusCode::PAYLOAD_TOO_LARGE, "Payload too large".into())
+        }
+        ApiError::BodyTimeout => (StatusCode::REQUEST_TIMEOUT, "Request timeout".into()),
+        other => {
+            tracing::error!(error = %other, "a normalized event could not be stored");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Internal server error".into(),
+            )
+        }
+    };
+    (status, Json(json!({ "error": message }))).into_response()
 }
 
 fn given_event_id(headers: &HeaderMap) -> Result<Option<String>, InvalidRequest> {

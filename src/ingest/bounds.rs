@@ -26,7 +26,14 @@ pub const LIMITS: &[(&str, usize)] = &[
     ("customInstructions", 2_000),
 ];
 
-/// Truncates every bounded field of `map` that is too long, and records it.
+/// Documents whose every string is bounded: a tool's input and its response can hold a whole
+/// file, a command's output or a patch. The structure is kept; long strings are cut.
+pub const NESTED: &[&str] = &["toolInput", "toolResponse"];
+/// The most characters one string inside [`NESTED`] keeps.
+pub const NESTED_STRING_CHARS: usize = 10_000;
+
+/// Truncates every bounded field of `map` that is too long, and records it (nested strings
+/// under their path, e.g. `toolResponse.stdout` or `toolResponse.content[0].text`).
 pub fn truncate(map: &mut Map<String, Value>) {
     let mut truncated = Map::new();
     for (field, limit) in LIMITS {
@@ -36,8 +43,34 @@ pub fn truncate(map: &mut Map<String, Value>) {
             truncated.insert((*field).to_string(), json!(original));
         }
     }
+    for field in NESTED {
+        if let Some(value) = map.get_mut(*field) {
+            cut_strings(value, field.to_string(), &mut truncated);
+        }
+    }
     if !truncated.is_empty() {
         map.insert(TRUNCATED_FIELD.into(), Value::Object(truncated));
+    }
+}
+
+fn cut_strings(value: &mut Value, path: String, truncated: &mut Map<String, Value>) {
+    match value {
+        Value::String(text) => {
+            if let Some(original) = cut(text, NESTED_STRING_CHARS) {
+                truncated.insert(path, json!(original));
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                cut_strings(item, format!("{path}[{i}]"), truncated);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, item) in fields.iter_mut() {
+                cut_strings(item, format!("{path}.{key}"), truncated);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -75,6 +108,35 @@ mod tests {
             map["cwd"].as_str().unwrap().len(),
             9_000,
             "cwd is not bounded"
+        );
+    }
+
+    #[test]
+    fn long_strings_inside_tool_input_and_response_are_cut_where_they_are() {
+        let big = "x".repeat(NESTED_STRING_CHARS + 5);
+        let mut map = json!({
+            "toolInput": {"file_path": "a.rs", "content": big},
+            "toolResponse": {"content": [{"type": "text", "text": big}], "ok": true},
+            "other": big,
+        })
+        .as_object()
+        .unwrap()
+        .clone();
+        truncate(&mut map);
+        assert_eq!(map["toolInput"]["file_path"], "a.rs");
+        assert_eq!(
+            map["toolInput"]["content"].as_str().unwrap().len(),
+            NESTED_STRING_CHARS
+        );
+        assert_eq!(map["toolResponse"]["ok"], true);
+        assert_eq!(
+            map[TRUNCATED_FIELD],
+            json!({"toolInput.content": NESTED_STRING_CHARS + 5,
+                   "toolResponse.content[0].text": NESTED_STRING_CHARS + 5})
+        );
+        assert_eq!(
+            map["other"].as_str().unwrap().len(),
+            NESTED_STRING_CHARS + 5
         );
     }
 

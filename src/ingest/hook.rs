@@ -164,7 +164,13 @@ fn normalize(map: &mut Map<String, Value>) -> Result<(), InvalidRequest> {
         if *alias_kind == AliasKind::Text && !value.is_string() {
             return Err(wrong_type(snake, &value));
         }
-        map.entry(*camel).or_insert(value);
+        // A camelCase field wins over its alias, unless it is null (absent, in effect).
+        match map.get(*camel) {
+            Some(existing) if !existing.is_null() => {}
+            _ => {
+                map.insert((*camel).to_string(), value);
+            }
+        }
     }
     for field in ROUTING_FIELDS.iter().chain(["toolName"].iter()) {
         if let Some(value) = map.get(*field)

@@ -78,11 +78,14 @@ pub fn list(conn: &Connection, state: Option<&str>, limit: u32) -> rusqlite::Res
     .collect()
 }
 
-/// Writes the hero as it now is (insert or replace the whole row).
+/// Writes the hero as it now is.
 pub fn save(conn: &Connection, hero: &Hero) -> rusqlite::Result<()> {
     conn.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO heroes ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        "INSERT INTO heroes ({COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+         ON CONFLICT (id) DO UPDATE SET cli = ?3, cwd = ?4, tty = ?5, model = ?6,
+             faction = ?7, state = ?8, active_mission_id = ?9, mission_count = ?10,
+             updated_at = ?13, last_sequence = ?14"
     ))?
     .execute(params![
         hero.id,

@@ -79,7 +79,11 @@ pub fn state_after(action: Action, view: &View) -> Option<&'static str> {
             Some("permission_prompt" | "elicitation_dialog") => Some("awaiting_input"),
             _ => None,
         },
-        Action::Spawn | Action::Other => None,
+        // A fresh or resumed session waits for its prompt; a SessionStart after a compact
+        // comes in the middle of work and changes nothing.
+        Action::Spawn if view.text("source") == Some("compact") => None,
+        Action::Spawn => Some("idle"),
+        Action::Other => None,
     }
 }
 
@@ -150,12 +154,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
         hero,
     };
     let mission_id = match action {
-        Action::Spawn => {
-            if ctx.hero.state == "ended" {
-                ctx.hero.state = "idle".into();
-            }
-            None
-        }
+        Action::Spawn => None,
         Action::OpenMission => Some(ctx.open_mission()?),
         Action::CloseMission { state } => ctx.close_mission(state)?,
         Action::ToolStart => ctx.tool_start()?,
@@ -446,8 +445,15 @@ impl Ctx<'_> {
         {
             return Ok(running.id);
         }
+        // A parent named by the body counts only if it is a mission of this session.
         let parent = match self.view.text("parentMissionId") {
-            Some(given) if self.mission(given)?.is_some() => Some(given.to_string()),
+            Some(given)
+                if self
+                    .mission(given)?
+                    .is_some_and(|m| m.session_id == self.session) =>
+            {
+                Some(given.to_string())
+            }
             _ => self.hero.active_mission_id.clone(),
         };
         if parent.is_none() && reason.is_none() {

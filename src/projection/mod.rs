@@ -30,6 +30,7 @@ pub const TABLES: &[&str] = &[
     "heroes",
     "missions",
     "tool_uses",
+    "hook_effects",
     "watcher_owners",
     "claims",
     "claim_actions",
@@ -64,6 +65,15 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects
             };
             sessions::apply(conn, event, &facts)?;
             effects = hook::apply(conn, event, &view)?;
+            conn.prepare_cached(
+                "INSERT OR REPLACE INTO hook_effects (event_id, hero_id, mission_id)
+                 VALUES (?1, ?2, ?3)",
+            )?
+            .execute(rusqlite::params![
+                event.event_id,
+                effects.hero_id,
+                effects.mission_id
+            ])?;
         }
         normalized::SOURCE => {
             let view = View::parse(&event.payload);
@@ -110,30 +120,22 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects
     Ok(effects)
 }
 
-/// What an already stored event did, for answering a re-post of it: its session's hero, and
-/// the mission it opened, closed or used a tool in.
+/// What an already stored event did, for answering a re-post of it exactly as the first post
+/// was answered: the hero and mission its projection recorded.
 pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects> {
     if event.source != hook_ingest::SOURCE {
         return Ok(Effects::default());
     }
-    let hero_id = match &event.session_id {
-        Some(session) => heroes::by_session(conn, session)?.map(|h| h.id),
-        None => None,
-    };
-    let mission_id = conn
-        .prepare_cached(
-            "SELECT id FROM missions WHERE opened_event_id = ?1 OR closed_event_id = ?1
-             UNION ALL
-             SELECT mission_id FROM tool_uses
-             WHERE (opened_event_id = ?1 OR closed_event_id = ?1) AND mission_id IS NOT NULL
-             LIMIT 1",
-        )?
-        .query_row([&event.event_id], |r| r.get(0))
-        .optional()?;
-    Ok(Effects {
-        hero_id,
-        mission_id,
-    })
+    Ok(conn
+        .prepare_cached("SELECT hero_id, mission_id FROM hook_effects WHERE event_id = ?1")?
+        .query_row([&event.event_id], |r| {
+            Ok(Effects {
+                hero_id: r.get(0)?,
+                mission_id: r.get(1)?,
+            })
+        })
+        .optional()?
+        .unwrap_or_default())
 }
 
 /// Clears every projection and replays the whole log into them, in sequence order. Returns

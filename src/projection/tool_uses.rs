@@ -59,14 +59,16 @@ fn row(r: &Row<'_>) -> rusqlite::Result<ToolUse> {
     })
 }
 
-/// The latest row of a session for an agent's tool use id.
+/// The latest tool call of a session with an agent's tool use id (permission requests, which
+/// may carry the same id, are not calls).
 pub fn by_call(
     conn: &Connection,
     session_id: &str,
     tool_use_id: &str,
 ) -> rusqlite::Result<Option<ToolUse>> {
     conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tool_uses WHERE session_id = ?1 AND tool_use_id = ?2
+        "SELECT {COLUMNS} FROM tool_uses
+         WHERE session_id = ?1 AND tool_use_id = ?2 AND kind <> 'permission'
          ORDER BY opened_sequence DESC LIMIT 1"
     ))?
     .query_row([session_id, tool_use_id], row)

@@ -1,8 +1,10 @@
 //! Numbered, embedded `migrations/*.sql`, applied in order at start. `PRAGMA user_version` holds
 //! the number of the last one applied, so `sqlite3 hooklog.db 'PRAGMA user_version'` tells it.
-//! A migration that adds a projection asks for a rebuild, so the events already in the log are
-//! reflected in it (the projection code is the current one, so the rebuild runs once, after the
-//! last pending migration, in the same transaction: a crash leaves the old version whole).
+//! A migration that adds a projection asks for the log to be replayed into it, so the events
+//! already stored are reflected there. The replay runs once, after the last pending migration,
+//! in the same transaction (a crash leaves the old version whole), and fills only the tables
+//! those migrations created: projection tables that existed before (alerts, or anything built
+//! from events since pruned) are kept exactly as they were, row ids included.
 
 use crate::projection;
 use rusqlite::{Connection, TransactionBehavior};
@@ -48,6 +50,7 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
         return Ok(0);
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let existing = existing_projections(&tx)?;
     let mut rebuild = false;
     for (_name, sql, adds_projection) in &MIGRATIONS[current..] {
         tx.execute_batch(sql)?;
@@ -55,7 +58,7 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
     }
     tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
     if rebuild {
-        let replayed = projection::rebuild(&tx)?;
+        let replayed = replay_into_new_tables(&tx, &existing)?;
         if replayed > 0 {
             tracing::info!(
                 replayed,
@@ -65,6 +68,45 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
     }
     tx.commit()?;
     Ok(MIGRATIONS.len() - current)
+}
+
+/// The projection tables this database already has.
+fn existing_projections(conn: &Connection) -> rusqlite::Result<Vec<&'static str>> {
+    let mut existing = Vec::new();
+    for table in projection::TABLES {
+        let found: bool = conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+            [table],
+            |r| r.get(0),
+        )?;
+        if found {
+            existing.push(*table);
+        }
+    }
+    Ok(existing)
+}
+
+/// Replays the log into every projection, then puts back the tables in `keep` as they were.
+fn replay_into_new_tables(conn: &Connection, keep: &[&str]) -> rusqlite::Result<u64> {
+    for table in keep {
+        conn.execute_batch(&format!(
+            "CREATE TEMP TABLE kept_{table} AS SELECT * FROM main.{table}"
+        ))?;
+    }
+    let replayed = projection::rebuild(conn)?;
+    for table in keep {
+        let columns: Vec<String> = conn
+            .prepare(&format!("PRAGMA temp.table_info(kept_{table})"))?
+            .query_map([], |r| r.get::<_, String>(1))?
+            .collect::<rusqlite::Result<_>>()?;
+        let columns = columns.join(", ");
+        conn.execute_batch(&format!(
+            "DELETE FROM main.{table};
+             INSERT INTO main.{table} ({columns}) SELECT {columns} FROM temp.kept_{table};
+             DROP TABLE temp.kept_{table};"
+        ))?;
+    }
+    Ok(replayed)
 }
 
 #[cfg(test)]
@@ -111,15 +153,30 @@ mod tests {
             conn.pragma_update(None, "user_version", (number + 1) as i64)
                 .unwrap();
         }
+        // Event 2 arrives for a session whose start was pruned away; alert 7 survives from
+        // an event that was pruned too.
         conn.execute_batch(
             r#"INSERT INTO events VALUES
-               (1, 'e1', 's1', 1, 'SessionStart', 'hook', 't1', 't1', '{"cwd":"/w"}'),
-               (2, 'e2', 's1', 2, 'UserPromptSubmit', 'hook', 't2', 't2', '{"prompt":"go"}'),
+               (2, 'e2', 's1', 2, 'UserPromptSubmit', 'hook', 't2', 't2', '{"prompt":"go","cwd":"/w"}'),
                (3, 'e3', 'n1', 1, 'stuck', 'normalized', 't3', 't3',
-                '{"paneId":"%1","reason":"stopped","message":"m"}');"#,
+                '{"paneId":"%1","reason":"stopped","message":"m"}');
+               INSERT INTO alerts (id, kind, event_sequence, event_id, message, raised_at)
+               VALUES (7, 'unknownEventType', 1, 'e1', 'pruned', 't1');"#,
         )
         .unwrap();
         migrate(&mut conn).unwrap();
+        let alerts: Vec<(i64, String)> = conn
+            .prepare("SELECT id, message FROM alerts")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            alerts,
+            [(7, "pruned".to_string())],
+            "existing alerts are kept, none are raised for old events"
+        );
         let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
         assert_eq!(count("SELECT COUNT(*) FROM sessions"), 2);
         assert_eq!(count("SELECT COUNT(*) FROM heroes WHERE cwd = '/w'"), 1);
