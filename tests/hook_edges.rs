@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{spawn_app, spawn_app_with};
+use common::{dump_projections, spawn_app, spawn_app_with};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -386,27 +386,6 @@ async fn projection_routes_check_their_parameters_and_404_unknown_ids() {
     assert_eq!(requested["toolUses"].as_array().unwrap().len(), 1);
 }
 
-/// Every projection table's rows, in a fixed order, as text.
-fn dump(conn: &rusqlite::Connection) -> Vec<String> {
-    let mut out = Vec::new();
-    for table in hooklog::projection::TABLES {
-        let mut statement = conn
-            .prepare(&format!("SELECT * FROM {table} ORDER BY 1"))
-            .unwrap();
-        let columns = statement.column_count();
-        let rows = statement
-            .query_map([], |r| {
-                let values: Vec<String> = (0..columns)
-                    .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
-                    .collect();
-                Ok(format!("{table}: {}", values.join(" | ")))
-            })
-            .unwrap();
-        out.extend(rows.map(Result::unwrap));
-    }
-    out
-}
-
 #[tokio::test]
 async fn the_live_projections_equal_a_rebuild_from_the_log() {
     let app = spawn_app().await;
@@ -423,7 +402,7 @@ async fn the_live_projections_equal_a_rebuild_from_the_log() {
     let db_path = app.db_path.clone();
     let dir = app.stop().await;
     let mut conn = rusqlite::Connection::open(&db_path).unwrap();
-    let live = dump(&conn);
+    let live = dump_projections(&conn);
     assert!(
         live.len() >= 30,
         "the fixtures fill the projections: {}",
@@ -432,7 +411,11 @@ async fn the_live_projections_equal_a_rebuild_from_the_log() {
     let tx = conn.transaction().unwrap();
     let replayed = hooklog::projection::rebuild(&tx).unwrap();
     assert_eq!(replayed as usize, 26 + 8 + 6 + 6 + 1);
-    assert_eq!(dump(&tx), live, "a rebuild reproduces every row");
+    assert_eq!(
+        dump_projections(&tx),
+        live,
+        "a rebuild reproduces every row"
+    );
     drop(tx);
     drop(dir);
 }
