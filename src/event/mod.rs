@@ -9,6 +9,9 @@ use serde_json::value::RawValue;
 
 /// The `schemaVersion` of hooklog's own envelope.
 pub const SCHEMA_VERSION: &str = "hooklog.event.v1";
+/// Factory events (source `factory`) are shown in seed 003's envelope, with this version.
+pub const FACTORY_SCHEMA_VERSION: &str = "agent-factory.event.v1";
+const FACTORY_SOURCE: &str = "factory";
 
 /// An event on its way into the log. Everything here came from the producer, already validated
 /// at the edge; the writer adds only the positions and, when absent, the times.
@@ -56,8 +59,12 @@ impl StoredEvent {
         out
     }
 
-    /// Appends the envelope to `out` (see [`StoredEvent::envelope_json`]).
+    /// Appends the envelope to `out` (see [`StoredEvent::envelope_json`]). A factory event
+    /// (source `factory`) is written as seed 003's `FactoryEvent` instead.
     pub fn write_envelope(&self, out: &mut String) {
+        if self.source == FACTORY_SOURCE && self.write_factory_envelope(out) {
+            return;
+        }
         let out = &mut *out;
         out.push_str("{\"schemaVersion\":");
         push_str(out, SCHEMA_VERSION);
@@ -88,6 +95,42 @@ impl StoredEvent {
             &self.payload
         });
         out.push('}');
+    }
+
+    /// `{"schemaVersion":"agent-factory.event.v1","id","type","context":{...},"payload"}`: the
+    /// stored context with the log's `sequence`, `sessionId` and `sessionSequence` put back.
+    /// False (nothing written) if the stored payload is not in the factory form (a row written
+    /// from outside hooklog): it is then shown in hooklog's own envelope.
+    fn write_factory_envelope(&self, out: &mut String) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Stored<'a> {
+            context: serde_json::Map<String, serde_json::Value>,
+            #[serde(borrow)]
+            payload: &'a RawValue,
+        }
+        let Ok(stored) = serde_json::from_str::<Stored>(&self.payload) else {
+            return false;
+        };
+        let mut context = stored.context;
+        context.insert("sequence".into(), self.sequence.into());
+        if let Some(session) = &self.session_id {
+            context.insert("sessionId".into(), session.clone().into());
+        }
+        if let Some(n) = self.session_sequence {
+            context.insert("sessionSequence".into(), n.into());
+        }
+        out.push_str("{\"schemaVersion\":");
+        push_str(out, FACTORY_SCHEMA_VERSION);
+        out.push_str(",\"id\":");
+        push_str(out, &self.event_id);
+        out.push_str(",\"type\":");
+        push_str(out, &self.event_type);
+        out.push_str(",\"context\":");
+        out.push_str(&serde_json::Value::Object(context).to_string());
+        out.push_str(",\"payload\":");
+        out.push_str(stored.payload.get());
+        out.push('}');
+        true
     }
 
     /// The envelope as raw JSON, for embedding in larger responses with its field order kept.
@@ -173,6 +216,43 @@ mod tests {
         event.session_id = None;
         event.session_sequence = None;
         assert_eq!(event.envelope_json(), reference(&event));
+    }
+
+    #[test]
+    fn a_factory_event_is_shown_in_the_factory_envelope_with_the_logs_numbers() {
+        let event = StoredEvent {
+            sequence: 12,
+            event_id: "f-1".into(),
+            session_id: Some("fs".into()),
+            session_sequence: Some(3),
+            event_type: "WORK_STATE_CHANGE".into(),
+            source: FACTORY_SOURCE.into(),
+            event_time: "2026-11-30T12:00:00.000Z".into(),
+            received_at: "2026-11-30T12:00:00.001Z".into(),
+            payload: r#"{"context":{"tick":4,"eventTime":"2026-11-30T12:00:00Z","workIds":["w"]},"payload":{"workId":"w","n":1.50}}"#.into(),
+        };
+        let value: serde_json::Value = serde_json::from_str(&event.envelope_json()).unwrap();
+        assert_eq!(value["schemaVersion"], FACTORY_SCHEMA_VERSION);
+        assert_eq!(value["id"], "f-1");
+        assert_eq!(
+            value["context"],
+            serde_json::json!({"sequence": 12, "sessionId": "fs", "sessionSequence": 3, "tick": 4,
+                               "eventTime": "2026-11-30T12:00:00Z", "workIds": ["w"]})
+        );
+        assert!(
+            event
+                .envelope_json()
+                .ends_with(r#""payload":{"workId":"w","n":1.50}}"#)
+        );
+        // A row not in the factory form still reads, in hooklog's envelope.
+        let odd = StoredEvent {
+            payload: "{}".into(),
+            ..event
+        };
+        assert!(
+            odd.envelope_json()
+                .starts_with(r#"{"schemaVersion":"hooklog.event.v1""#)
+        );
     }
 
     #[test]

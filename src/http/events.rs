@@ -103,7 +103,7 @@ pub async fn list(
         }
         .cursor(&headers)?;
         let resolution = streams::resolve(&state, &scope, &cursor).await?;
-        return streams::open(state, scope, resolution);
+        return streams::open(state, scope, resolution, streams::Style::default());
     }
     if query.after_event_id.is_some() || query.from.is_some() {
         return Err(ApiError::invalid(

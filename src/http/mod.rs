@@ -6,6 +6,7 @@ pub mod decide;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod factory;
 pub mod gaps;
 pub mod health;
 pub mod heroes;
@@ -52,6 +53,13 @@ pub fn router(state: AppState) -> Router {
         .route("/sessions", get(sessions::list))
         .route("/sessions/{id}", get(sessions::one))
         .route("/sessions/{id}/events", get(streams::session))
+        .route("/factory-sessions/{id}", get(factory::one))
+        .route(
+            "/factory-sessions/{id}/events",
+            get(factory::stream).post(factory::ingest),
+        )
+        .route("/factory-sessions/{id}/work", get(factory::work))
+        .route("/factory-sessions/{id}/dispatches", get(factory::dispatches))
         .route("/heroes", get(heroes::list))
         .route("/heroes/{id}", get(heroes::one))
         .route("/missions", get(missions::list))

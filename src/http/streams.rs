@@ -20,6 +20,14 @@ use serde_json::json;
 use std::time::Duration;
 
 pub const GENERATION_HEADER: &str = "x-hooklog-stream-generation-id";
+
+/// How a route dresses its stream: the `event:` name of every frame (`None`: the event's type)
+/// and the identity headers on the stream, the probe and a stale-cursor refusal.
+#[derive(Clone, Default)]
+pub struct Style {
+    pub frame_event: Option<&'static str>,
+    pub headers: HeaderMap,
+}
 /// How long a disconnected EventSource waits before reconnecting.
 const RETRY: Duration = Duration::from_secs(1);
 
@@ -89,9 +97,15 @@ pub async fn session(
     let scope = Scope::Session(session_id.clone());
     let resolution = resolve(&state, &scope, &cursor).await?;
     if wants_json(&headers) {
-        return Ok(probe(&state, &session_id, resolution));
+        return Ok(probe(
+            &state,
+            &session_id,
+            resolution,
+            &Style::default(),
+            None,
+        ));
     }
-    open(state, scope, resolution)
+    open(state, scope, resolution, Style::default())
 }
 
 /// Resolves a cursor on the reader pool.
@@ -110,7 +124,12 @@ pub async fn resolve(
 /// Opens the event stream, or refuses a stale cursor with `400 invalid_cursor`. A global
 /// stream whose cursor is before the retained history opens anyway, with a `STREAM_GAP` frame
 /// first that names the pruned range.
-pub fn open(state: AppState, scope: Scope, resolution: Resolution) -> Result<Response, ApiError> {
+pub fn open(
+    state: AppState,
+    scope: Scope,
+    resolution: Resolution,
+    style: Style,
+) -> Result<Response, ApiError> {
     let (after, gap) = match (resolution, &scope) {
         (Resolution::Ready { after, .. }, _) => (after, None),
         (Resolution::Behind { after, bounds }, Scope::Global(_)) => {
@@ -118,12 +137,13 @@ pub fn open(state: AppState, scope: Scope, resolution: Resolution) -> Result<Res
             (first - 1, Some(gap_frame(after, first)))
         }
         (Resolution::Stale { bounds } | Resolution::Behind { bounds, .. }, _) => {
-            return Ok(stale(&state, bounds));
+            return Ok(stale(&state, bounds, &style));
         }
     };
     let mut shutdown = state.shutdown.clone();
     let batches = follow(state.store.clone(), state.store.hub.clone(), scope, after);
     let keepalive = state.config.keepalive;
+    let frame_event = style.frame_event;
     // Each batch (a page of history, or the live events waiting) becomes one chunk of frames;
     // an idle stretch of `keepalive` becomes a `: keepalive` comment.
     let body = async_stream::stream! {
@@ -134,7 +154,7 @@ pub fn open(state: AppState, scope: Scope, resolution: Resolution) -> Result<Res
         let mut batches = std::pin::pin!(batches);
         loop {
             match tokio::time::timeout(keepalive, batches.next()).await {
-                Ok(Some(Ok(batch))) => yield Ok(frames(&batch)),
+                Ok(Some(Ok(batch))) => yield Ok(frames(&batch, frame_event)),
                 Ok(Some(Err(e))) => {
                     tracing::warn!(error = %e, "event stream ended by a read error");
                     yield Err(e);
@@ -156,6 +176,7 @@ pub fn open(state: AppState, scope: Scope, resolution: Resolution) -> Result<Res
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert(GENERATION_HEADER, generation(&state));
+    headers.extend(style.headers);
     Ok(response)
 }
 
@@ -174,7 +195,7 @@ fn gap_frame(after: i64, first: i64) -> Bytes {
 /// `id:`, `event:`, `data:` frames for a batch, in one buffer. Types hold no control
 /// characters (ingest refuses them); envelopes are one line unless a row written from outside
 /// hooklog holds pretty-printed JSON, which `split_data_lines` handles.
-fn frames(batch: &[Delivery]) -> Bytes {
+fn frames(batch: &[Delivery], frame_event: Option<&str>) -> Bytes {
     let size: usize = batch
         .iter()
         .map(|d| d.event.event.payload.len() + 400)
@@ -184,7 +205,7 @@ fn frames(batch: &[Delivery]) -> Bytes {
         out.push_str("id: ");
         out.push_str(&d.position.to_string());
         out.push_str("\nevent: ");
-        out.push_str(&d.event.event.event_type);
+        out.push_str(frame_event.unwrap_or(&d.event.event.event_type));
         out.push_str("\ndata: ");
         let start = out.len();
         if d.live {
@@ -220,7 +241,7 @@ fn generation(state: &AppState) -> HeaderValue {
     HeaderValue::from_str(&state.store.generation_id).expect("the generation id is hex")
 }
 
-fn stale(state: &AppState, bounds: Bounds) -> Response {
+fn stale(state: &AppState, bounds: Bounds, style: &Style) -> Response {
     let body = json!({
         "error": "invalid_cursor",
         "outcome": "CURSOR_STALE",
@@ -229,14 +250,21 @@ fn stale(state: &AppState, bounds: Bounds) -> Response {
         "headSequence": bounds.head_sequence,
     });
     let mut response = (StatusCode::BAD_REQUEST, Json(body)).into_response();
-    response
-        .headers_mut()
-        .insert(GENERATION_HEADER, generation(state));
+    let headers = response.headers_mut();
+    headers.insert(GENERATION_HEADER, generation(state));
+    headers.extend(style.headers.clone());
     response
 }
 
 /// The JSON reconnect probe (seed 003's `FactorySessionEventStreamRecovery`, with the bounds).
-fn probe(state: &AppState, session_id: &str, resolution: Resolution) -> Response {
+/// `id_field` adds the session id under another name too (`factorySessionId`).
+pub fn probe(
+    state: &AppState,
+    session_id: &str,
+    resolution: Resolution,
+    style: &Style,
+    id_field: Option<&str>,
+) -> Response {
     let (outcome, bounds) = match resolution {
         Resolution::Stale { bounds }
         | Resolution::Behind { bounds, .. }
@@ -251,7 +279,7 @@ fn probe(state: &AppState, session_id: &str, resolution: Resolution) -> Response
         Resolution::Ready { bounds, .. } => ("STREAM_READY", bounds),
     };
     let stale = outcome == "CURSOR_STALE";
-    let body = json!({
+    let mut body = json!({
         "sessionId": session_id,
         "outcome": outcome,
         "retry": { "omitAfterEventId": stale, "omitAfterSequence": stale },
@@ -259,10 +287,13 @@ fn probe(state: &AppState, session_id: &str, resolution: Resolution) -> Response
         "firstAvailableSequence": bounds.first_available_sequence,
         "streamGenerationId": state.store.generation_id,
     });
+    if let Some(field) = id_field {
+        body[field] = json!(session_id);
+    }
     let mut response = Json(body).into_response();
-    response
-        .headers_mut()
-        .insert(GENERATION_HEADER, generation(state));
+    let headers = response.headers_mut();
+    headers.insert(GENERATION_HEADER, generation(state));
+    headers.extend(style.headers.clone());
     response
 }
 

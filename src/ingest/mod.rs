@@ -6,6 +6,7 @@
 pub mod body;
 pub mod bounds;
 pub mod canonical;
+pub mod factory;
 pub mod hook;
 pub mod normalized;
 

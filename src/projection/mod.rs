@@ -8,6 +8,7 @@
 
 pub mod alerts;
 pub mod claims;
+pub mod factory;
 pub mod gaps;
 pub mod heroes;
 pub mod hook;
@@ -19,7 +20,7 @@ pub mod view;
 
 use crate::coordination;
 use crate::event::StoredEvent;
-use crate::ingest::{hook as hook_ingest, normalized};
+use crate::ingest::{factory as factory_ingest, hook as hook_ingest, normalized};
 use crate::store::read;
 use rusqlite::{Connection, OptionalExtension};
 use view::View;
@@ -35,6 +36,8 @@ pub const TABLES: &[&str] = &[
     "claims",
     "claim_actions",
     "gaps",
+    "factory_work",
+    "factory_dispatches",
     "alerts",
 ];
 
@@ -113,6 +116,16 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects
             {
                 alerts::acknowledge(conn, event, id)?;
             }
+        }
+        factory_ingest::SOURCE => {
+            let parts = factory::Parts::parse(&event.payload);
+            let status = factory::status_of(&event.event_type, &parts);
+            let facts = sessions::Facts {
+                state: status.as_deref().and_then(factory::session_state),
+                ..Default::default()
+            };
+            sessions::apply(conn, event, &facts)?;
+            factory::apply(conn, event, &parts)?;
         }
         _ => sessions::apply(conn, event, &sessions::Facts::default())?,
     }

@@ -32,6 +32,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0004_coordination.sql"),
         true,
     ),
+    (
+        "0005_factory.sql",
+        include_str!("../../migrations/0005_factory.sql"),
+        true,
+    ),
 ];
 
 /// Applies the migrations this database has not seen yet, all in one transaction.

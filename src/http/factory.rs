@@ -1,0 +1,218 @@
+//! `/factory-sessions/{session_id}`: seed 003's Agent Factory sessions. `POST .../events`
+//! appends `FactoryEvent` envelopes; `GET .../events` is the session's stream (the same one as
+//! `/sessions/{id}/events`) with `event: FactoryEvent` frames and the seed's identity
+//! headers, or its JSON reconnect probe; `GET /factory-sessions/{id}`, `.../work` and
+//! `.../dispatches` read the factory projections.
+
+use super::AppState;
+use super::error::ApiError;
+use super::events::page_limit_or;
+use super::extract::{ApiPath, ApiQuery};
+use super::streams::{self, StreamQuery, Style};
+use crate::ingest::{self, body::is_ndjson, factory};
+use crate::projection::factory as projection;
+use crate::store::Appended;
+use crate::stream::scope::Scope;
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::response::Response;
+use rusqlite::OptionalExtension;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+pub const FACTORY_SESSION_ID_HEADER: &str = "x-factory-session-factory-session-id";
+pub const STREAM_GENERATION_HEADER: &str = "x-factory-session-stream-generation-id";
+pub const BACKEND_SCOPE_HEADER: &str = "x-factory-session-backend-scope-id";
+pub const LOGICAL_SESSION_KEY_HEADER: &str = "x-factory-session-logical-session-key-id";
+
+/// The namespace the backend scope id is made in from the stream generation (fixed forever).
+const BACKEND_NAMESPACE: Uuid = Uuid::from_u128(0x6c0e_4a42_8f51_4d7e_9a55_3b1f_2c6d_7e90);
+
+/// The seed's identity headers. One database is one backend scope (a UUIDv5 of its stream
+/// generation); a session's logical key is a UUIDv5 of its id within that scope.
+pub fn identity(state: &AppState, session_id: &str) -> HeaderMap {
+    let generation = &state.store.generation_id;
+    let scope = Uuid::new_v5(&BACKEND_NAMESPACE, generation.as_bytes());
+    let key = Uuid::new_v5(&scope, session_id.as_bytes());
+    let mut headers = HeaderMap::new();
+    let mut put = |name: &'static str, value: &str| {
+        if let Ok(value) = HeaderValue::from_bytes(value.as_bytes()) {
+            headers.insert(HeaderName::from_static(name), value);
+        }
+    };
+    put(FACTORY_SESSION_ID_HEADER, session_id);
+    put(STREAM_GENERATION_HEADER, generation);
+    put(BACKEND_SCOPE_HEADER, &scope.to_string());
+    put(LOGICAL_SESSION_KEY_HEADER, &key.to_string());
+    headers
+}
+
+fn session_id(id: String) -> Result<String, ApiError> {
+    ingest::check_id("session_id", &id, ingest::canonical::MAX_SESSION_ID_CHARS)?;
+    Ok(id)
+}
+
+#[derive(Serialize)]
+pub struct Ingested {
+    events: Vec<Appended>,
+}
+
+/// `POST /factory-sessions/{session_id}/events`: envelopes, all stored or none.
+pub async fn ingest(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Ingested>, ApiError> {
+    let id = session_id(id)?;
+    let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let events = factory::parse(&body, is_ndjson(content_type), &id)?;
+    let events = state.store.writer.append(events).await?;
+    Ok(Json(Ingested { events }))
+}
+
+/// `GET /factory-sessions/{session_id}/events`: the stream, or the reconnect probe.
+pub async fn stream(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    headers: HeaderMap,
+    ApiQuery(query): ApiQuery<StreamQuery>,
+) -> Result<Response, ApiError> {
+    let cursor = query.cursor(&headers)?;
+    let scope = Scope::Session(id.clone());
+    let resolution = streams::resolve(&state, &scope, &cursor).await?;
+    let style = Style {
+        frame_event: Some("FactoryEvent"),
+        headers: identity(&state, &id),
+    };
+    if streams::wants_json(&headers) {
+        return Ok(streams::probe(
+            &state,
+            &id,
+            resolution,
+            &style,
+            Some("factorySessionId"),
+        ));
+    }
+    streams::open(state, scope, resolution, style)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FactorySession {
+    session_id: String,
+    /// The durable lifecycle status (`QUEUED`, `RUNNING`, `PAUSED`, `SUCCEEDED`, ...).
+    status: Option<String>,
+    /// The shared session state (`active`, `idle`, `ended`, ...).
+    state: String,
+    result_status: Option<String>,
+    run_requested_at: Option<String>,
+    started_at: Option<String>,
+    paused_at: Option<String>,
+    resumed_at: Option<String>,
+    completed_at: Option<String>,
+    run_responded_at: Option<String>,
+    event_count: i64,
+    first_sequence: i64,
+    last_sequence: i64,
+    work: Map<String, Value>,
+    dispatches: Map<String, Value>,
+}
+
+/// `GET /factory-sessions/{session_id}`: lifecycle and counts, or 404.
+pub async fn one(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<FactorySession>, ApiError> {
+    state
+        .store
+        .read(move |conn| {
+            let row = conn
+                .prepare_cached(
+                    "SELECT factory_status, state, result_status, run_requested_at, started_at,
+                            paused_at, resumed_at, completed_at, run_responded_at, event_count,
+                            first_sequence, last_sequence
+                     FROM sessions WHERE id = ?1",
+                )?
+                .query_row([&id], |r| {
+                    Ok(FactorySession {
+                        session_id: id.clone(),
+                        status: r.get(0)?,
+                        state: r.get(1)?,
+                        result_status: r.get(2)?,
+                        run_requested_at: r.get(3)?,
+                        started_at: r.get(4)?,
+                        paused_at: r.get(5)?,
+                        resumed_at: r.get(6)?,
+                        completed_at: r.get(7)?,
+                        run_responded_at: r.get(8)?,
+                        event_count: r.get(9)?,
+                        first_sequence: r.get(10)?,
+                        last_sequence: r.get(11)?,
+                        work: Map::new(),
+                        dispatches: Map::new(),
+                    })
+                })
+                .optional()?;
+            let Some(mut session) = row else {
+                return Ok(None);
+            };
+            session.work = projection::counts(conn, "factory_work", &id)?;
+            session.dispatches = projection::counts(conn, "factory_dispatches", &id)?;
+            Ok(Some(session))
+        })
+        .await?
+        .map(Json)
+        .ok_or(ApiError::NotFound { path: None })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    limit: Option<u32>,
+}
+
+#[derive(Serialize)]
+pub struct WorkList {
+    work: Vec<projection::Work>,
+}
+
+/// `GET /factory-sessions/{session_id}/work`: its work items, in the order they entered.
+pub async fn work(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Result<Json<WorkList>, ApiError> {
+    let limit = page_limit_or(query.limit, super::events::MAX_PAGE)?;
+    let work = state
+        .store
+        .read(move |conn| projection::work(conn, &id, limit))
+        .await?;
+    Ok(Json(WorkList { work }))
+}
+
+#[derive(Serialize)]
+pub struct DispatchList {
+    dispatches: Vec<projection::Dispatch>,
+}
+
+/// `GET /factory-sessions/{session_id}/dispatches`: its dispatches, in the order requested.
+pub async fn dispatches(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> Result<Json<DispatchList>, ApiError> {
+    let limit = page_limit_or(query.limit, super::events::MAX_PAGE)?;
+    let dispatches = state
+        .store
+        .read(move |conn| projection::dispatches(conn, &id, limit))
+        .await?;
+    Ok(Json(DispatchList { dispatches }))
+}
