@@ -66,4 +66,5 @@ CREATE TABLE gaps (
     opened_sequence INTEGER NOT NULL
 );
 CREATE INDEX gaps_by_account ON gaps (platform, account, status);
+CREATE INDEX gaps_unresolved ON gaps (platform, account, opened_sequence) WHERE status <> 'closed';
 CREATE INDEX gaps_by_order ON gaps (opened_sequence);

@@ -593,3 +593,61 @@ async fn a_rebuild_reproduces_owners_claims_gaps_and_alerts() {
     drop(tx);
     drop(dir);
 }
+
+#[tokio::test]
+async fn forged_outcomes_cannot_take_the_writer_down_and_ended_sessions_cannot_claim() {
+    let app = spawn_app().await;
+    // An outcome posted as an event (an import path) with the largest generation there is.
+    let forged = json!({"type": "owner_acquired", "source": "coordination",
+        "payload": {"platform": "x", "account": "max", "generation": i64::MAX, "pid": 1,
+                    "hostname": "h"}});
+    let (status, _) = app.post_json(&forged).await;
+    assert_eq!(status, StatusCode::OK);
+    let release = json!({"type": "owner_released", "source": "coordination",
+        "payload": {"platform": "x", "account": "max", "generation": i64::MAX}});
+    app.post_json(&release).await;
+    let (status, body) = post(
+        &app,
+        "/owners/acquire",
+        json!({"platform": "x", "account": "max",
+        "pid": 2, "hostname": "h"}),
+    )
+    .await;
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::CONFLICT, &json!("generationExhausted"))
+    );
+    let (_, health) = app.get("/health").await;
+    assert_eq!(health["writer"], "ok");
+    let (status, _) = post(&app, "/claims", json!({"chat": "c", "sessionId": "s"})).await;
+    assert_eq!(status, StatusCode::OK, "the writer still decides");
+
+    // A session that has ended is refused, and the refusal is in the action log.
+    app.post_hook(
+        "/event",
+        &json!({"hook_event_name": "SessionEnd", "session_id": "gone"}),
+    )
+    .await;
+    let (status, body) = post(&app, "/claims", json!({"chat": "d", "sessionId": "gone"})).await;
+    assert_eq!(
+        (status, &body["error"]),
+        (StatusCode::CONFLICT, &json!("sessionEnded"))
+    );
+    let (_, actions) = app.get("/actions?chat=d").await;
+    assert_eq!(actions["actions"][0]["type"], "claim_refused");
+
+    // Claims neither make sessions nor number within them.
+    let (status, _) = app.get("/sessions/s").await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "a claim does not make a session"
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT COUNT(*) FROM events WHERE source = 'coordination' AND session_id IS NOT NULL"
+        ),
+        0
+    );
+}

@@ -185,3 +185,56 @@ async fn a_client_that_never_finishes_its_body_gets_408_and_cannot_hold_shutdown
         1
     );
 }
+
+#[tokio::test]
+async fn hooklog_rebuild_checks_and_restores_the_projections() {
+    let app = common::spawn_app().await;
+    app.post_fixture("/event", "claude-code-session").await;
+    app.post_fixture("/event/normalized", "normalized-session")
+        .await;
+    let db = app.db_path.clone();
+    let rebuild = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+            .arg("rebuild")
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .expect("run hooklog rebuild")
+    };
+    // --check works on a copy, so it runs beside the server; rebuilding in place does not.
+    let checked = rebuild(&["--check"]);
+    let out = String::from_utf8_lossy(&checked.stdout);
+    assert!(checked.status.success(), "{out}");
+    assert!(out.contains("equal a rebuild"), "{out}");
+    let refused = rebuild(&[]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("stop the server"));
+
+    let dir = app.stop().await;
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("UPDATE heroes SET cwd = '/tampered'", [])
+        .unwrap();
+    let tampered = rebuild(&["--check"]);
+    let out = String::from_utf8_lossy(&tampered.stdout);
+    assert!(!tampered.status.success());
+    assert!(
+        out.contains("/tampered"),
+        "the differing row is shown: {out}"
+    );
+    let fixed = rebuild(&[]);
+    assert!(
+        fixed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fixed.stderr)
+    );
+    assert!(String::from_utf8_lossy(&fixed.stdout).contains("from 32 events"));
+    assert!(rebuild(&["--check"]).status.success());
+    let cwd: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT cwd FROM heroes", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(cwd, "/home/dev/src/shop");
+    drop(dir);
+}

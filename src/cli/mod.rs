@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand, each an `Args` struct with `run()`.
 
 pub mod bench;
+pub mod rebuild;
 pub mod serve;
 pub mod tail;
 
@@ -20,6 +21,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Follow a session, or every event, as readable lines (or JSON with --json).
     Tail(tail::TailArgs),
+    /// Drop every projection and derive it again from the log (--check: compare, change nothing).
+    Rebuild(rebuild::RebuildArgs),
     /// Load generators that measure hooklog.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -30,6 +33,7 @@ impl Cli {
         match self.command {
             Command::Serve(args) => args.run(),
             Command::Tail(args) => args.run(),
+            Command::Rebuild(args) => args.run(),
             Command::Bench(command) => command.run(),
         }
     }

@@ -37,13 +37,27 @@ pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
     let now = log.now();
     let expires_at = time::format(now + chrono::Duration::seconds(c.ttl_seconds));
     let held = current(log, &c.chat)?;
+    // A session that has ended cannot hold anything: a grant would be void the moment it
+    // was made, and a sender trusting it would act on a chat anyone can take.
+    if session_ended(log, &c.session_id)? {
+        let payload = json!({"chat": c.chat, "sessionId": c.session_id, "reason": "session_ended"});
+        log.append("claim_refused", payload)?;
+        return Ok(Verdict::Refused {
+            code: "sessionEnded",
+            message: format!(
+                "session {} has ended; it cannot claim chat {}",
+                c.session_id, c.chat
+            ),
+            details: json!({}),
+        });
+    }
     // `None`: the holder renews; `Some(why)`: a grant, and why the chat was free.
     let reason = match &held {
         Some(h) if h.active && h.session_id == c.session_id => None,
         Some(h) if h.active => {
             let payload = json!({"chat": c.chat, "sessionId": c.session_id,
                 "holder": h.session_id, "holderGeneration": h.generation});
-            log.append("claim_refused", Some(&c.session_id), payload)?;
+            log.append("claim_refused", payload)?;
             return Ok(Verdict::Refused {
                 code: "chatClaimedElsewhere",
                 message: format!(
@@ -62,13 +76,25 @@ pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
         None => "claim_renewed",
         Some(_) => "claim_granted",
     };
-    let generation = held.as_ref().map_or(1, |h| h.generation + 1);
+    let Some(generation) = super::next_generation(held.as_ref().map(|h| h.generation)) else {
+        return Ok(super::exhausted(&format!("chat {}", c.chat)));
+    };
     let payload = json!({"chat": c.chat, "sessionId": c.session_id, "generation": generation,
         "ttlSeconds": c.ttl_seconds, "expiresAt": expires_at, "reason": reason,
         "previousHolder": held.as_ref().filter(|h| h.session_id != c.session_id).map(|h| &h.session_id)});
-    log.append(event_type, Some(&c.session_id), payload)?;
+    log.append(event_type, payload)?;
     let claim = current(log, &c.chat)?.expect("just claimed");
     Ok(Verdict::Done(shown(&claim)))
+}
+
+fn session_ended(log: &dyn Log, session_id: &str) -> rusqlite::Result<bool> {
+    use rusqlite::OptionalExtension;
+    Ok(log
+        .conn()
+        .prepare_cached("SELECT state = 'ended' FROM sessions WHERE id = ?1")?
+        .query_row([session_id], |r| r.get::<_, bool>(0))
+        .optional()?
+        .unwrap_or(false))
 }
 
 pub fn release(log: &mut dyn Log, c: &Release) -> rusqlite::Result<Verdict> {
@@ -87,7 +113,7 @@ pub fn release(log: &mut dyn Log, c: &Release) -> rusqlite::Result<Verdict> {
     }
     let payload = json!({"chat": c.chat, "sessionId": c.session_id,
         "generation": held.generation, "outcome": c.outcome});
-    log.append("claim_released", Some(&c.session_id), payload)?;
+    log.append("claim_released", payload)?;
     let claim = current(log, &c.chat)?.expect("just released");
     Ok(Verdict::Done(shown(&claim)))
 }

@@ -42,7 +42,7 @@ pub fn open(log: &mut dyn Log, c: &Open) -> rusqlite::Result<Verdict> {
     }
     let payload = json!({"platform": c.platform, "account": c.account,
         "fromPosition": c.from_position, "reason": c.reason});
-    let event = log.append("gap_opened", None, payload)?;
+    let event = log.append("gap_opened", payload)?;
     let gap = gaps::get(log.conn(), &gaps::gap_id(&event.event_id))?.expect("just opened");
     Ok(Verdict::Done(shown(&gap, Some(true))))
 }
@@ -78,7 +78,7 @@ pub fn advance(log: &mut dyn Log, c: &Move) -> rusqlite::Result<Verdict> {
     if let (Some(p), Some(e)) = (payload.as_object_mut(), extra.as_object()) {
         p.extend(e.clone());
     }
-    log.append(event_type, None, payload)?;
+    log.append(event_type, payload)?;
     let gap = gaps::get(log.conn(), &c.gap_id)?.expect("exists");
     Ok(Verdict::Done(shown(&gap, None)))
 }

@@ -30,12 +30,27 @@ pub struct Rules {
 pub trait Log {
     fn conn(&self) -> &Connection;
     fn now(&self) -> DateTime<Utc>;
-    fn append(
-        &mut self,
-        event_type: &str,
-        session_id: Option<&str>,
-        payload: Value,
-    ) -> rusqlite::Result<StoredEvent>;
+    /// Appends an outcome event. Coordination events belong to no session (a claim names its
+    /// session in the payload): they must not count as, or number within, an agent's session.
+    fn append(&mut self, event_type: &str, payload: Value) -> rusqlite::Result<StoredEvent>;
+}
+
+/// The generation after `previous` (1 for the first), or `None` if it would overflow (only a
+/// log with forged outcomes can get there).
+pub fn next_generation(previous: Option<i64>) -> Option<i64> {
+    match previous {
+        None => Some(1),
+        Some(g) => g.max(0).checked_add(1),
+    }
+}
+
+/// The refusal for a generation that cannot be incremented.
+pub fn exhausted(what: &str) -> Verdict {
+    Verdict::Refused {
+        code: "generationExhausted",
+        message: format!("{what} has reached the largest generation; nothing was changed"),
+        details: serde_json::json!({}),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -83,7 +98,7 @@ fn acknowledge(log: &mut dyn Log, alert_id: i64, by: Option<&str>) -> rusqlite::
     };
     if alert.acknowledged_at.is_none() {
         let payload = serde_json::json!({"alertId": alert_id, "kind": alert.kind, "by": by});
-        log.append("alert_acknowledged", None, payload)?;
+        log.append("alert_acknowledged", payload)?;
     }
     let alert = alerts::get(log.conn(), alert_id)?.expect("the alert was just read");
     Ok(Verdict::Done(

@@ -50,7 +50,7 @@ pub fn acquire(log: &mut dyn Log, rules: &Rules, c: &Acquire) -> rusqlite::Resul
             let payload = json!({"platform": c.platform, "account": c.account, "pid": c.pid,
                 "hostname": c.hostname, "ownerGeneration": owner.generation,
                 "ownerPid": owner.pid, "ownerHostname": owner.hostname});
-            log.append("owner_refused", None, payload)?;
+            log.append("owner_refused", payload)?;
             return Ok(Verdict::Refused {
                 code: "watcherAlreadyRunning",
                 message: format!(
@@ -69,15 +69,17 @@ pub fn acquire(log: &mut dyn Log, rules: &Rules, c: &Acquire) -> rusqlite::Resul
             let payload = json!({"platform": c.platform, "account": c.account,
                 "generation": owner.generation, "pid": owner.pid, "hostname": owner.hostname,
                 "lastHeartbeatAt": owner.last_heartbeat_at});
-            log.append("owner_hung", None, payload)?;
+            log.append("owner_hung", payload)?;
         }
         previous = Some(owner.generation);
     }
-    let generation = previous.map_or(1, |g| g + 1);
+    let Some(generation) = super::next_generation(previous) else {
+        return Ok(super::exhausted(&format!("{}/{}", c.platform, c.account)));
+    };
     let payload = json!({"platform": c.platform, "account": c.account, "generation": generation,
         "pid": c.pid, "hostname": c.hostname, "relayPort": c.relay_port,
         "relayTokenSha256": c.relay_token_sha256, "previousGeneration": previous});
-    log.append("owner_acquired", None, payload)?;
+    log.append("owner_acquired", payload)?;
     let owner = current(log, &c.platform, &c.account)?.expect("just acquired");
     Ok(Verdict::Done(shown(log, rules, &owner)))
 }
@@ -109,7 +111,7 @@ pub fn heartbeat(log: &mut dyn Log, rules: &Rules, c: &Heartbeat) -> rusqlite::R
     }
     let payload = json!({"platform": c.platform, "account": c.account,
         "generation": c.generation, "attached": c.attached});
-    log.append("owner_heartbeat", None, payload)?;
+    log.append("owner_heartbeat", payload)?;
     let owner = current(log, &c.platform, &c.account)?.expect("held");
     Ok(Verdict::Done(shown(log, rules, &owner)))
 }
@@ -119,7 +121,7 @@ pub fn release(log: &mut dyn Log, rules: &Rules, c: &Release) -> rusqlite::Resul
         return Ok(refusal);
     }
     let payload = json!({"platform": c.platform, "account": c.account, "generation": c.generation});
-    log.append("owner_released", None, payload)?;
+    log.append("owner_released", payload)?;
     let owner = current(log, &c.platform, &c.account)?.expect("held");
     Ok(Verdict::Done(shown(log, rules, &owner)))
 }

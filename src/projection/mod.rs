@@ -102,6 +102,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects
             sessions::apply(conn, event, &facts)?;
         }
         coordination::SOURCE => {
+            // Outcome events carry no session (a claim names its session in the payload).
             sessions::apply(conn, event, &sessions::Facts::default())?;
             let view = View::parse(&event.payload);
             let kind = event.event_type.as_str();
@@ -149,6 +150,41 @@ pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effect
         })
         .optional()?
         .unwrap_or_default())
+}
+
+/// Every projection table's rows as text (`table: v1 | v2 | ...`), in primary-key order: two
+/// databases whose projections are equal give equal snapshots.
+pub fn snapshot(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut out = Vec::new();
+    for table in TABLES {
+        let mut statement = conn.prepare(&format!("SELECT * FROM {table} ORDER BY 1, 2"))?;
+        let columns = statement.column_count();
+        let rows = statement.query_map([], |r| {
+            let values = (0..columns)
+                .map(|i| r.get_ref(i).map(show))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(format!("{table}: {}", values.join(" | ")))
+        })?;
+        for row in rows {
+            out.push(row?);
+        }
+    }
+    Ok(out)
+}
+
+/// A value as sqlite3 would show it in a row (`NULL`, `42`, `'text'`).
+fn show(value: rusqlite::types::ValueRef<'_>) -> String {
+    use rusqlite::types::ValueRef;
+    match value {
+        ValueRef::Null => "NULL".into(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => f.to_string(),
+        ValueRef::Text(t) => format!("'{}'", String::from_utf8_lossy(t)),
+        ValueRef::Blob(b) => format!(
+            "x'{}'",
+            b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+        ),
+    }
 }
 
 /// Clears every projection and replays the whole log into them, in sequence order. Returns

@@ -40,7 +40,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, facts: &Facts) -> rusqlite:
                  ?12, ?13, CASE WHEN ?11 = 'stuck' THEN ?15 END,
                  ?14, ?14, 1, ?15, ?15, CASE WHEN ?11 = 'ended' THEN ?15 END)
          ON CONFLICT (id) DO UPDATE SET
-             cli = COALESCE(?3, cli),
+             cli = COALESCE(?3, cli, ?4),
              cwd = COALESCE(?5, cwd),
              pane_id = COALESCE(?6, pane_id),
              tty = COALESCE(?7, tty),

@@ -126,7 +126,7 @@ impl Store {
 }
 
 /// Takes `<db>.lock` exclusively (released by the OS when the process ends, however it ends).
-fn lock(db_path: &std::path::Path) -> Result<std::fs::File, StoreError> {
+pub fn lock(db_path: &std::path::Path) -> Result<std::fs::File, StoreError> {
     let path = format!("{}.lock", db_path.display());
     let file = std::fs::OpenOptions::new()
         .create(true)

@@ -309,7 +309,7 @@ impl WriterThread {
                 }
             }
             if !batch.is_empty() {
-                self.commit_batch(batch);
+                self.commit_batch_or_survive(batch);
                 maintain = true;
             }
             if maintain {
@@ -362,6 +362,25 @@ impl WriterThread {
             Err(e) => {
                 tracing::warn!(error = %e, "checkpoint at shutdown failed; the WAL is kept and replayed on next open")
             }
+        }
+    }
+
+    /// Commits a batch; a bug that panics inside it must not take the only writer down with
+    /// it (every later write would fail). The panic is logged, the transaction rolled back,
+    /// the batch's callers get an error (their replies are dropped), and the next batch starts
+    /// from the file as always.
+    fn commit_batch_or_survive(&mut self, batch: Vec<Pending>) {
+        let head_before = self.head;
+        let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.commit_batch(batch);
+        }));
+        if committed.is_err() {
+            tracing::error!("a batch panicked; it was rolled back and its requests refused");
+            if !self.conn.is_autocommit() {
+                let _ = self.conn.execute_batch("ROLLBACK");
+            }
+            self.head = read::head(&self.conn).unwrap_or(head_before);
+            self.session_heads.clear();
         }
     }
 
@@ -656,13 +675,12 @@ impl coordination::Log for DecisionLog<'_> {
     fn append(
         &mut self,
         event_type: &str,
-        session_id: Option<&str>,
         payload: serde_json::Value,
     ) -> rusqlite::Result<StoredEvent> {
         let event = NewEvent {
             event_id: new_event_id(),
             generated_id: true,
-            session_id: session_id.map(str::to_string),
+            session_id: None,
             event_type: event_type.to_string(),
             source: coordination::SOURCE.to_string(),
             event_time: None,

@@ -193,23 +193,7 @@ impl TestApp {
 
 /// Every projection table's rows, in a fixed order, as text.
 pub fn dump_projections(conn: &rusqlite::Connection) -> Vec<String> {
-    let mut out = Vec::new();
-    for table in hooklog::projection::TABLES {
-        let mut statement = conn
-            .prepare(&format!("SELECT * FROM {table} ORDER BY 1"))
-            .unwrap();
-        let columns = statement.column_count();
-        let rows = statement
-            .query_map([], |r| {
-                let values: Vec<String> = (0..columns)
-                    .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
-                    .collect();
-                Ok(format!("{table}: {}", values.join(" | ")))
-            })
-            .unwrap();
-        out.extend(rows.map(Result::unwrap));
-    }
-    out
+    hooklog::projection::snapshot(conn).expect("projection tables read")
 }
 
 /// The lines of `fixtures/hooks/<name>.ndjson`.
