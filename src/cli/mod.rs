@@ -1,8 +1,13 @@
 //! The command line: one file per subcommand, each an `Args` struct with `run()`.
 
+pub mod backup;
 pub mod bench;
+pub mod export;
+pub mod import;
 pub mod rebuild;
+pub mod replay;
 pub mod serve;
+pub mod stats;
 pub mod tail;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +26,16 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Follow a session, or every event, as readable lines (or JSON with --json).
     Tail(tail::TailArgs),
+    /// Write a session (or everything) as an NDJSON recording.
+    Export(export::ExportArgs),
+    /// Append a recording to a database, keeping ids and times (idempotent).
+    Import(import::ImportArgs),
+    /// Re-post a recording to a running hooklog, or step through it in a scratch projection.
+    Replay(replay::ReplayArgs),
+    /// A consistent copy of the database, taken while the server runs.
+    Backup(backup::BackupArgs),
+    /// What the database holds: events, sessions, size, head, types.
+    Stats(stats::StatsArgs),
     /// Drop every projection and derive it again from the log (--check: compare, change nothing).
     Rebuild(rebuild::RebuildArgs),
     /// Load generators that measure hooklog.
@@ -34,6 +49,11 @@ impl Cli {
             Command::Serve(args) => args.run(),
             Command::Tail(args) => args.run(),
             Command::Rebuild(args) => args.run(),
+            Command::Export(args) => args.run(),
+            Command::Import(args) => args.run(),
+            Command::Replay(args) => args.run(),
+            Command::Backup(args) => args.run(),
+            Command::Stats(args) => args.run(),
             Command::Bench(command) => command.run(),
         }
     }

@@ -65,6 +65,20 @@ impl StoredEvent {
         if self.source == FACTORY_SOURCE && self.write_factory_envelope(out) {
             return;
         }
+        self.write_record(out);
+    }
+
+    /// The event as a recording line: hooklog's own envelope for every event, factory events
+    /// included (their payload then holds `{context, payload}`), with `source` and
+    /// `receivedAt`, so `POST /events` or `hooklog import` restores it exactly.
+    pub fn record_json(&self) -> String {
+        let mut out = String::with_capacity(self.payload.len() + 320);
+        self.write_record(&mut out);
+        out
+    }
+
+    /// Appends the recording line to `out` (see [`StoredEvent::record_json`]).
+    pub fn write_record(&self, out: &mut String) {
         let out = &mut *out;
         out.push_str("{\"schemaVersion\":");
         push_str(out, SCHEMA_VERSION);

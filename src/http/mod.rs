@@ -13,6 +13,7 @@ pub mod heroes;
 pub mod hooks;
 pub mod missions;
 pub mod owners;
+pub mod recordings;
 pub mod sessions;
 pub mod streams;
 
@@ -53,6 +54,8 @@ pub fn router(state: AppState) -> Router {
         .route("/sessions", get(sessions::list))
         .route("/sessions/{id}", get(sessions::one))
         .route("/sessions/{id}/events", get(streams::session))
+        .route("/sessions/{id}/export", get(recordings::export))
+        .route("/sessions/{id}/replay", get(recordings::replay))
         .route("/factory-sessions/{id}", get(factory::one))
         .route(
             "/factory-sessions/{id}/events",

@@ -1,0 +1,426 @@
+//! `hooklog replay`: a recording, again.
+//!
+//! - `replay FILE --to URL [--speed N | --no-delay]` re-posts it to a running hooklog, each line
+//!   to the route it belongs to, spaced as recorded (divided by `--speed`): to reproduce a
+//!   problem live.
+//! - `replay FILE | --session S [--until SEQ] [--step]` applies it to a scratch database and
+//!   prints what each event changed in the projections (a mission opened, a tool finished, a
+//!   claim held): the debugger's view. `--until` applies everything up to that event and
+//!   prints the projections as they stood then; `--step` waits for Enter after each event.
+
+use crate::config::Durability;
+use crate::event::{NewEvent, StoredEvent, time};
+use crate::ingest::{canonical, factory, hook, normalized};
+use crate::projection;
+use crate::store::{open, read};
+use anyhow::{Context, bail};
+use clap::Args;
+use rusqlite::{Connection, OpenFlags, params};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The longest pause `--to` makes between two lines, however far apart they were recorded.
+const MAX_PAUSE: Duration = Duration::from_secs(10);
+/// Bookkeeping tables the debugger view leaves out.
+const HIDDEN: &[&str] = &["hook_effects", "claim_actions"];
+/// Columns that change with every event of a session; left out of the change lines.
+const NOISY: &[&str] = &[
+    "event_count",
+    "last_sequence",
+    "last_event_time",
+    "updated_at",
+];
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The recording: NDJSON of envelopes (`hooklog export`), raw hook bodies, normalized
+    /// events or factory envelopes.
+    pub file: Option<PathBuf>,
+    /// Re-post to this hooklog instead of stepping through.
+    #[arg(long)]
+    pub to: Option<String>,
+    /// With --to: this many times faster than recorded.
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// With --to: no pauses at all.
+    #[arg(long)]
+    pub no_delay: bool,
+    /// Sent as `Authorization: Bearer` with --to.
+    #[arg(long, env = "HOOKLOG_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Step through this session of --db instead of a file.
+    #[arg(long, conflicts_with = "file")]
+    pub session: Option<String>,
+    /// The database --session reads.
+    #[arg(long, env = "HOOKLOG_DB", default_value = "hooklog.db")]
+    pub db: PathBuf,
+    /// Apply up to this event (its sequence in the recording) and print the projections then.
+    #[arg(long)]
+    pub until: Option<i64>,
+    /// Wait for Enter after each event.
+    #[arg(long)]
+    pub step: bool,
+}
+
+/// One line of a recording: where it goes and the event it makes.
+struct Line {
+    number: usize,
+    route: String,
+    body: Value,
+    /// When it happened, if the line says.
+    at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl ReplayArgs {
+    pub fn run(self) -> anyhow::Result<()> {
+        if let Some(url) = self.to.clone() {
+            let file = self.file.clone().context("--to needs a FILE to replay")?;
+            if !self.speed.is_finite() || self.speed <= 0.0 {
+                bail!("--speed must be above 0");
+            }
+            let lines = read_lines(&file)?;
+            let runtime = tokio::runtime::Runtime::new()?;
+            return runtime.block_on(post_all(&self, &url, lines));
+        }
+        let events = match (&self.file, &self.session) {
+            (Some(file), _) => recorded_events(&read_lines(file)?)?,
+            (None, Some(session)) => session_events(&self.db, session)?,
+            (None, None) => bail!("give a FILE, or --session with --db"),
+        };
+        step_through(&events, self.until, self.step)
+    }
+}
+
+fn read_lines(path: &std::path::Path) -> anyhow::Result<Vec<Line>> {
+    let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut lines = Vec::new();
+    for (i, text) in std::io::BufReader::new(file).lines().enumerate() {
+        let text = text?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let body: Value =
+            serde_json::from_str(&text).with_context(|| format!("line {} is not JSON", i + 1))?;
+        lines.push(classify(i + 1, body));
+    }
+    Ok(lines)
+}
+
+/// Which route a line belongs to, and its time.
+fn classify(number: usize, body: Value) -> Line {
+    let text = |v: &Value, pointer: &str| {
+        v.pointer(pointer)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let schema = text(&body, "/schemaVersion");
+    let (route, at) = if schema.as_deref() == Some(factory::SCHEMA_VERSION) {
+        let session = text(&body, "/context/sessionId").unwrap_or_default();
+        (
+            format!("/factory-sessions/{session}/events"),
+            text(&body, "/context/eventTime"),
+        )
+    } else if schema.is_some() || body.get("context").is_some() {
+        ("/events".to_string(), text(&body, "/context/eventTime"))
+    } else if body.get("eventName").is_none()
+        && body.get("hook").is_none()
+        && body.get("hook_event_name").is_none()
+        && matches!(
+            body.get("type").and_then(Value::as_str),
+            Some("registered" | "stuck" | "unstuck" | "ended")
+        )
+    {
+        let at = body
+            .get("timestamp")
+            .and_then(Value::as_i64)
+            .and_then(chrono::DateTime::from_timestamp_millis)
+            .map(time::format);
+        ("/event/normalized".to_string(), at)
+    } else {
+        ("/event".to_string(), None)
+    };
+    Line {
+        number,
+        route,
+        at: at.as_deref().and_then(time::parse),
+        body,
+    }
+}
+
+async fn post_all(args: &ReplayArgs, url: &str, lines: Vec<Line>) -> anyhow::Result<()> {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()?;
+    let base = url.trim_end_matches('/');
+    let (mut posted, mut failed) = (0, Vec::new());
+    let mut previous: Option<chrono::DateTime<chrono::Utc>> = None;
+    for line in &lines {
+        if !args.no_delay
+            && let (Some(before), Some(at)) = (previous, line.at)
+        {
+            let gap = (at - before)
+                .to_std()
+                .unwrap_or_default()
+                .div_f64(args.speed);
+            tokio::time::sleep(gap.min(MAX_PAUSE)).await;
+        }
+        previous = line.at.or(previous);
+        let mut request = client
+            .post(format!("{base}{}", line.route))
+            .header("content-type", "application/json")
+            .body(line.body.to_string());
+        if let Some(token) = &args.token {
+            request = request.bearer_auth(token);
+        }
+        match request.send().await {
+            Ok(r) if r.status().is_success() => posted += 1,
+            Ok(r) => {
+                let status = r.status();
+                let body = r.text().await.unwrap_or_default();
+                failed.push(format!("line {}: {status} {body}", line.number));
+            }
+            Err(e) => failed.push(format!("line {}: {e}", line.number)),
+        }
+    }
+    println!("posted {posted} of {} lines to {base}", lines.len());
+    for f in failed.iter().take(20) {
+        println!("  {f}");
+    }
+    if !failed.is_empty() {
+        bail!("{} lines were refused", failed.len());
+    }
+    Ok(())
+}
+
+/// The events a recording makes, parsed as the routes would parse them.
+fn recorded_events(lines: &[Line]) -> anyhow::Result<Vec<(i64, NewEvent)>> {
+    let mut events = Vec::new();
+    for line in lines {
+        let bytes = line.body.to_string().into_bytes();
+        let parsed = match line.route.as_str() {
+            "/events" => canonical::parse(&bytes, false).map_err(|e| e.message),
+            "/event" => hook::parse(&bytes, None, None)
+                .map(|h| vec![h.event])
+                .map_err(|e| e.message),
+            "/event/normalized" => {
+                normalized::parse(&bytes, crate::ingest::event_id(None).expect("generated"))
+                    .map(|e| vec![e])
+                    .map_err(|e| e.to_string())
+            }
+            route => {
+                let session = route
+                    .trim_start_matches("/factory-sessions/")
+                    .trim_end_matches("/events");
+                factory::parse(&bytes, false, session).map_err(|e| e.message)
+            }
+        }
+        .map_err(|e| anyhow::anyhow!("line {}: {e}", line.number))?;
+        let position = line
+            .body
+            .pointer("/context/sequence")
+            .and_then(Value::as_i64)
+            .unwrap_or(line.number as i64);
+        events.extend(parsed.into_iter().map(|e| (position, e)));
+    }
+    Ok(events)
+}
+
+/// A session's events from a database, as they were stored.
+fn session_events(db: &std::path::Path, session: &str) -> anyhow::Result<Vec<(i64, NewEvent)>> {
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .with_context(|| format!("opening {}", db.display()))?;
+    let stored: Vec<StoredEvent> = conn
+        .prepare(&format!(
+            "SELECT {} FROM events WHERE session_id = ?1 ORDER BY session_sequence",
+            read::EVENT_COLUMNS
+        ))?
+        .query_map([session], read::stored_event)?
+        .collect::<rusqlite::Result<_>>()?;
+    if stored.is_empty() {
+        bail!("{} has no events of session {session}", db.display());
+    }
+    Ok(stored
+        .into_iter()
+        .map(|e| {
+            let position = e.sequence;
+            (
+                position,
+                NewEvent {
+                    event_id: e.event_id,
+                    generated_id: false,
+                    session_id: e.session_id,
+                    event_type: e.event_type,
+                    source: e.source,
+                    event_time: Some(e.event_time),
+                    received_at: Some(e.received_at),
+                    payload: e.payload,
+                },
+            )
+        })
+        .collect())
+}
+
+type Rows = BTreeMap<(String, String), Vec<(String, String)>>;
+
+/// Every projection row, keyed by table and its first two columns, with its columns.
+fn rows(conn: &Connection) -> anyhow::Result<Rows> {
+    let mut out = BTreeMap::new();
+    for table in projection::TABLES.iter().filter(|t| !HIDDEN.contains(t)) {
+        let mut statement = conn.prepare(&format!("SELECT * FROM {table}"))?;
+        let names: Vec<String> = statement
+            .column_names()
+            .iter()
+            .map(|c| c.to_string())
+            .collect();
+        let mut query = statement.query([])?;
+        while let Some(row) = query.next()? {
+            let values: Vec<String> = (0..names.len())
+                .map(|i| row.get::<_, rusqlite::types::Value>(i).map(|v| show(&v)))
+                .collect::<rusqlite::Result<_>>()?;
+            let key = format!(
+                "{} {}",
+                values[0],
+                values.get(1).cloned().unwrap_or_default()
+            );
+            out.insert(
+                (table.to_string(), key),
+                names.iter().cloned().zip(values).collect(),
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn show(value: &rusqlite::types::Value) -> String {
+    use rusqlite::types::Value as V;
+    match value {
+        V::Null => "NULL".into(),
+        V::Integer(i) => i.to_string(),
+        V::Real(f) => f.to_string(),
+        V::Text(t) => {
+            let one_line: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            crate::ingest::bounds::clip(&one_line, 60)
+        }
+        V::Blob(b) => format!("<{} bytes>", b.len()),
+    }
+}
+
+/// The lines saying how `after` differs from `before`.
+fn changes(before: &Rows, after: &Rows) -> Vec<String> {
+    let mut lines = Vec::new();
+    for ((table, key), columns) in after {
+        match before.get(&(table.clone(), key.clone())) {
+            None => {
+                let set: Vec<String> = columns
+                    .iter()
+                    .filter(|(_, v)| v != "NULL")
+                    .map(|(c, v)| format!("{c}={v}"))
+                    .collect();
+                lines.push(format!("  + {table} {}", set.join(" ")));
+            }
+            Some(old) if old != columns => {
+                let changed: Vec<String> = old
+                    .iter()
+                    .zip(columns)
+                    .filter(|((c, a), (_, b))| a != b && !NOISY.contains(&c.as_str()))
+                    .map(|((c, a), (_, b))| format!("{c}: {a} -> {b}"))
+                    .collect();
+                if !changed.is_empty() {
+                    lines.push(format!("  ~ {table} {key}: {}", changed.join(", ")));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    for (table, key) in before.keys() {
+        if !after.contains_key(&(table.clone(), key.clone())) {
+            lines.push(format!("  - {table} {key}"));
+        }
+    }
+    lines
+}
+
+/// Applies the events to a scratch database one by one, printing what each changed.
+fn step_through(events: &[(i64, NewEvent)], until: Option<i64>, step: bool) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let conn = open::open_writer(&dir.path().join("replay.db"), Durability::Normal)?;
+    let mut session_heads: HashMap<String, i64> = HashMap::new();
+    let mut before = rows(&conn)?;
+    let stdin = std::io::stdin();
+    for (n, (position, event)) in events.iter().enumerate() {
+        let session_sequence = event.session_id.as_ref().map(|s| {
+            let next = session_heads.entry(s.clone()).or_insert(0);
+            *next += 1;
+            *next
+        });
+        let now = time::now();
+        let received_at = event.received_at.clone().unwrap_or_else(|| now.clone());
+        let stored = StoredEvent {
+            sequence: n as i64 + 1,
+            event_id: event.event_id.clone(),
+            session_id: event.session_id.clone(),
+            session_sequence,
+            event_type: event.event_type.clone(),
+            source: event.source.clone(),
+            event_time: event
+                .event_time
+                .clone()
+                .unwrap_or_else(|| received_at.clone()),
+            received_at,
+            payload: event.payload.clone(),
+        };
+        conn.execute(
+            "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                stored.sequence,
+                stored.event_id,
+                stored.session_id,
+                stored.session_sequence,
+                stored.event_type,
+                stored.source,
+                stored.event_time,
+                stored.received_at,
+                stored.payload
+            ],
+        )?;
+        projection::apply(&conn, &stored)?;
+        if until.is_some_and(|u| *position < u) {
+            continue;
+        }
+        let after = rows(&conn)?;
+        if until.is_some() {
+            println!(
+                "after #{position} {} ({} events applied):",
+                event.event_type,
+                n + 1
+            );
+            for line in changes(&BTreeMap::new(), &after) {
+                println!("{line}");
+            }
+            return Ok(());
+        }
+        println!(
+            "#{position} {} {}",
+            event.event_type,
+            event.session_id.as_deref().unwrap_or("-")
+        );
+        for line in changes(&before, &after) {
+            println!("{line}");
+        }
+        before = after;
+        if step {
+            eprint!("(Enter for the next event) ");
+            let mut ignored = String::new();
+            if stdin.lock().read_line(&mut ignored)? == 0 {
+                return Ok(());
+            }
+        }
+    }
+    if let Some(until) = until {
+        bail!("the recording has no event at or after #{until}");
+    }
+    Ok(())
+}

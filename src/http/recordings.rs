@@ -1,0 +1,125 @@
+//! A session as a recording: `GET /sessions/{id}/export` (NDJSON, one `hooklog.event.v1`
+//! envelope per line, as `hooklog export` writes it) and `GET /sessions/{id}/replay?speed=`
+//! (Server-Sent Events: the recorded session again, with its original spacing scaled).
+
+use super::AppState;
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery};
+use crate::store::StoreError;
+use crate::stream::scope::Scope;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use futures_util::StreamExt;
+use serde::Deserialize;
+use std::time::Duration;
+
+/// Events read per page.
+const PAGE: u32 = 500;
+/// The longest pause a replay makes between two events, however far apart they were.
+const MAX_PAUSE: Duration = Duration::from_secs(10);
+
+/// `GET /sessions/{id}/export`: the session's events as NDJSON, read a page at a time.
+pub async fn export(
+    State(state): State<AppState>,
+    ApiPath(session): ApiPath<String>,
+) -> Result<Response, ApiError> {
+    let exists = {
+        let session = session.clone();
+        state
+            .store
+            .read(move |conn| Scope::Session(session).page(conn, 0, 1))
+            .await?
+    };
+    if exists.is_empty() {
+        return Err(ApiError::NotFound { path: None });
+    }
+    let store = state.store.clone();
+    let body = async_stream::stream! {
+        let mut after = 0;
+        loop {
+            let scope = Scope::Session(session.clone());
+            let page = match store.read(move |conn| scope.page(conn, after, PAGE)).await {
+                Ok(page) => page,
+                Err(e) => { yield Err::<Bytes, StoreError>(e); break; }
+            };
+            let Some(last) = page.last() else { break };
+            after = last.session_sequence.unwrap_or(after + 1);
+            let mut chunk = String::new();
+            for event in &page {
+                event.write_record(&mut chunk);
+                chunk.push('\n');
+            }
+            yield Ok(Bytes::from(chunk));
+        }
+    };
+    let mut response = Response::new(Body::from_stream(body));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson"),
+    );
+    Ok(response)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayQuery {
+    /// How many times faster than recorded (default 1; 0.01 to 1000).
+    speed: Option<f64>,
+}
+
+/// `GET /sessions/{id}/replay?speed=10`: the session's recorded events as SSE frames (the
+/// same frames as its live stream), spaced as their event times were, divided by `speed`
+/// (a pause is at most 10 s). Ends after the last event.
+pub async fn replay(
+    State(state): State<AppState>,
+    ApiPath(session): ApiPath<String>,
+    ApiQuery(query): ApiQuery<ReplayQuery>,
+) -> Result<Response, ApiError> {
+    let speed = query.speed.unwrap_or(1.0);
+    if !(0.01..=1000.0).contains(&speed) {
+        return Err(ApiError::invalid("speed must be between 0.01 and 1000"));
+    }
+    let store = state.store.clone();
+    let mut shutdown = state.shutdown.clone();
+    let body = async_stream::stream! {
+        let mut after = 0;
+        let mut previous: Option<chrono::DateTime<chrono::Utc>> = None;
+        loop {
+            let scope = Scope::Session(session.clone());
+            let page = match store.read(move |conn| scope.page(conn, after, PAGE)).await {
+                Ok(page) => page,
+                Err(e) => { yield Err::<Bytes, StoreError>(e); break; }
+            };
+            let Some(last) = page.last() else { break };
+            after = last.session_sequence.unwrap_or(after + 1);
+            for event in page {
+                let at = crate::event::time::parse(&event.event_time);
+                if let (Some(before), Some(at)) = (previous, at) {
+                    let gap = (at - before).to_std().unwrap_or_default().div_f64(speed);
+                    tokio::time::sleep(gap.min(MAX_PAUSE)).await;
+                }
+                previous = at.or(previous);
+                let frame = format!(
+                    "id: {}\nevent: {}\ndata: {}\n\n",
+                    event.session_sequence.unwrap_or(event.sequence),
+                    event.event_type,
+                    event.envelope_json()
+                );
+                yield Ok(Bytes::from(frame));
+            }
+        }
+    }
+    .take_until(Box::pin(async move {
+        let _ = shutdown.wait_for(|stopping| *stopping).await;
+    }));
+    let mut response = Response::new(Body::from_stream(body));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    Ok(response)
+}
