@@ -26,8 +26,8 @@ CREATE TABLE sessions (
     last_event_time  TEXT    NOT NULL,
     ended_at         TEXT
 ) WITHOUT ROWID;
-CREATE INDEX sessions_by_activity ON sessions (last_sequence);
-CREATE INDEX sessions_by_state ON sessions (state, last_sequence);
+-- No index on last_sequence: every event of a session moves it, and the list of sessions is
+-- small enough to sort when read.
 
 -- One hero per agent session (seed 000). Its id is derived from the session id.
 CREATE TABLE heroes (
@@ -46,7 +46,6 @@ CREATE TABLE heroes (
     updated_at        TEXT    NOT NULL,
     last_sequence     INTEGER NOT NULL
 );
-CREATE INDEX heroes_by_activity ON heroes (last_sequence);
 
 -- A prompt's work (kind 'prompt') or a subagent's (kind 'subagent', child of a prompt mission).
 -- Its id is 'mission-' || the id of the event that opened it.

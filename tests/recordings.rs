@@ -305,16 +305,6 @@ async fn backup_and_stats_read_a_running_database() {
     assert_eq!(stats["bySource"]["hook"], 8);
 }
 
-const NORMALIZED: [&str; 4] = ["stuck", "unstuck", "registered", "ended"];
-const FACTORY: [&str; 6] = [
-    "WORK_REQUEST",
-    "WORK_STATE_CHANGE",
-    "DISPATCH_REQUEST",
-    "DISPATCH_RESPONSE",
-    "SESSION_STARTED",
-    "SESSION_COMPLETED",
-];
-
 /// A mixed workload of 100,000 events over every source: hook, normalized, factory and
 /// coordination (through their routes), and plain API events. The live projections must equal
 /// a rebuild from the log, row for row.
@@ -324,38 +314,7 @@ async fn a_large_mixed_log_rebuilds_to_exactly_the_live_projections() {
     let mut total = 0usize;
     let mut batch = Vec::new();
     for i in 0..98_000usize {
-        let session = format!("s{}", i % 40);
-        let event = match i % 8 {
-            0 => json!({"type": "UserPromptSubmit", "sessionId": session, "source": "hook",
-                        "payload": {"prompt": format!("task {i}"), "cwd": "/w"}}),
-            1 | 2 => json!({"type": "PreToolUse", "sessionId": session, "source": "hook",
-                        "payload": {"tool_name": "Bash", "tool_use_id": format!("t{i}"),
-                                    "tool_input": {"command": format!("make {i}")}}}),
-            3 => json!({"type": "PostToolUse", "sessionId": session, "source": "hook",
-                        "payload": {"tool_use_id": format!("t{}", i - 2), "ok": i % 3 != 0}}),
-            4 => json!({"type": if i % 16 == 4 { "SubagentStart" } else { "SubagentStop" },
-                        "sessionId": session, "source": "hook",
-                        "payload": {"agent_id": format!("a{}", i % 64)}}),
-            5 => json!({"type": NORMALIZED[i % 4],
-                        "sessionId": format!("n{}", i % 30), "source": "normalized",
-                        "payload": {"paneId": "%1", "reason": "permission", "message": "m"}}),
-            6 => {
-                json!({"type": FACTORY[i % 6],
-                        "sessionId": format!("f{}", i % 10), "source": "factory",
-                        "payload": {"context": {"tick": i, "eventTime": "2026-11-30T12:00:00Z",
-                                                "dispatchId": format!("d{}", i % 50),
-                                                "workIds": [format!("w{}", i % 70)]},
-                                    "payload": {"workId": format!("w{}", i % 70), "toState": "s", "outcome": "ACCEPTED",
-                                                "finalStatus": "SUCCEEDED", "startedAt": "2026-11-30T12:00:00Z"}}})
-            }
-            _ => {
-                if i % 16 == 7 {
-                    json!({"type": "Stop", "sessionId": session, "source": "hook", "payload": {}})
-                } else {
-                    json!({"type": "note", "sessionId": session, "payload": {"i": i}})
-                }
-            }
-        };
+        let event = hooklog::cli::bench::rebuild::mixed_event(i);
         batch.push(event);
         if batch.len() == 2000 {
             let events = std::mem::take(&mut batch);

@@ -3,6 +3,7 @@
 //! server's alone; `--url` points it at a running one instead.
 
 pub mod ingest;
+pub mod rebuild;
 pub mod stream;
 
 use crate::config::Durability;
@@ -18,6 +19,8 @@ pub enum BenchCommand {
     Ingest(ingest::IngestArgs),
     /// Replay and fan-out of event streams: catch-up speed, delivery lag, memory.
     Stream(stream::StreamArgs),
+    /// How fast `hooklog rebuild` re-derives the projections of a mixed workload.
+    Rebuild(rebuild::RebuildArgs),
 }
 
 impl BenchCommand {
@@ -25,6 +28,7 @@ impl BenchCommand {
         match self {
             BenchCommand::Ingest(args) => args.run(),
             BenchCommand::Stream(args) => args.run(),
+            BenchCommand::Rebuild(args) => args.run(),
         }
     }
 }
