@@ -49,7 +49,7 @@ pub fn mixed_event(i: usize) -> Value {
                     "payload": {"tool_name": "Bash", "tool_use_id": format!("t{i}"),
                                 "tool_input": {"command": format!("make {i}")}}}),
         3 => json!({"type": "PostToolUse", "sessionId": session, "source": "hook",
-                    "payload": {"tool_use_id": format!("t{}", i - 2), "ok": i % 3 != 0}}),
+                    "payload": {"tool_use_id": format!("t{}", i - 2), "ok": !i.is_multiple_of(3)}}),
         4 => json!({"type": if i % 16 == 4 { "SubagentStart" } else { "SubagentStop" },
                     "sessionId": session, "source": "hook",
                     "payload": {"agent_id": format!("a{}", i % 64)}}),
