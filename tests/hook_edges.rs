@@ -185,14 +185,7 @@ async fn bodies_without_a_known_dispatch_are_stored_and_alerted() {
 #[tokio::test]
 async fn out_of_order_events_are_recorded_with_the_seeds_alerts() {
     let app = spawn_app().await;
-    let post = |body: Value| {
-        let app = &app;
-        async move {
-            let (status, answer) = app.post_hook("/event", &body).await;
-            assert_eq!(status, StatusCode::OK, "{body} -> {answer}");
-            answer
-        }
-    };
+    let post = |body: Value| app.post_hook_ok(body);
     // A session first seen mid-way (hooklog started after the agent): its hero is made.
     let first = post(
         json!({"hook_event_name": "PreToolUse", "session_id": "late",
@@ -423,14 +416,7 @@ async fn the_live_projections_equal_a_rebuild_from_the_log() {
 #[tokio::test]
 async fn review_findings_stay_fixed() {
     let app = spawn_app().await;
-    let post = |body: Value| {
-        let app = &app;
-        async move {
-            let (status, answer) = app.post_hook("/event", &body).await;
-            assert_eq!(status, StatusCode::OK, "{body} -> {answer}");
-            answer
-        }
-    };
+    let post = |body: Value| app.post_hook_ok(body);
     // A permission request carrying the call's own tool_use_id does not hide the call's end.
     post(json!({"hook_event_name": "UserPromptSubmit", "session_id": "a", "prompt": "p"})).await;
     post(

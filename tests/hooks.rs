@@ -353,14 +353,7 @@ async fn normalized_events_move_the_session_through_stuck_and_unstuck() {
 #[tokio::test]
 async fn the_seeds_handler_bodies_and_hero_id_aliases_work() {
     let app = spawn_app().await;
-    let post = |body: Value| {
-        let app = &app;
-        async move {
-            let (status, answer) = app.post_hook("/event", &body).await;
-            assert_eq!(status, StatusCode::OK, "{body} -> {answer}");
-            answer
-        }
-    };
+    let post = |body: Value| app.post_hook_ok(body);
     let spawned = post(
         json!({"eventName": "SessionStart", "type": "internal_hero_spawn",
         "sessionId": "tty-4", "cli": "cursor", "cwd": "/src", "tty": "/dev/pts/4",

@@ -5,7 +5,8 @@
 use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
-use crate::store::StoreError;
+use crate::event::StoredEvent;
+use crate::store::{Store, StoreError};
 use crate::stream::scope::Scope;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -13,12 +14,33 @@ use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use futures_util::StreamExt;
 use serde::Deserialize;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Events read per page.
 const PAGE: u32 = 500;
 /// The longest pause a replay makes between two events, however far apart they were.
 const MAX_PAUSE: Duration = Duration::from_secs(10);
+
+/// A session's events, a page at a time, each page in one short read.
+fn pages(
+    store: Arc<Store>,
+    session: String,
+) -> impl futures_util::Stream<Item = Result<Vec<StoredEvent>, StoreError>> {
+    async_stream::stream! {
+        let mut after = 0;
+        loop {
+            let scope = Scope::Session(session.clone());
+            let page = match store.read(move |conn| scope.page(conn, after, PAGE)).await {
+                Ok(page) => page,
+                Err(e) => { yield Err(e); break; }
+            };
+            let Some(last) = page.last() else { break };
+            after = last.session_sequence.unwrap_or(after + 1);
+            yield Ok(page);
+        }
+    }
+}
 
 /// `GET /sessions/{id}/export`: the session's events as NDJSON, read a page at a time.
 pub async fn export(
@@ -35,25 +57,16 @@ pub async fn export(
     if exists.is_empty() {
         return Err(ApiError::NotFound { path: None });
     }
-    let store = state.store.clone();
-    let body = async_stream::stream! {
-        let mut after = 0;
-        loop {
-            let scope = Scope::Session(session.clone());
-            let page = match store.read(move |conn| scope.page(conn, after, PAGE)).await {
-                Ok(page) => page,
-                Err(e) => { yield Err::<Bytes, StoreError>(e); break; }
-            };
-            let Some(last) = page.last() else { break };
-            after = last.session_sequence.unwrap_or(after + 1);
+    let body = pages(state.store.clone(), session).map(|page| {
+        page.map(|page| {
             let mut chunk = String::new();
             for event in &page {
                 event.write_record(&mut chunk);
                 chunk.push('\n');
             }
-            yield Ok(Bytes::from(chunk));
-        }
-    };
+            Bytes::from(chunk)
+        })
+    });
     let mut response = Response::new(Body::from_stream(body));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -81,19 +94,15 @@ pub async fn replay(
     if !(0.01..=1000.0).contains(&speed) {
         return Err(ApiError::invalid("speed must be between 0.01 and 1000"));
     }
-    let store = state.store.clone();
     let mut shutdown = state.shutdown.clone();
+    let mut pages = Box::pin(pages(state.store.clone(), session));
     let body = async_stream::stream! {
-        let mut after = 0;
         let mut previous: Option<chrono::DateTime<chrono::Utc>> = None;
-        loop {
-            let scope = Scope::Session(session.clone());
-            let page = match store.read(move |conn| scope.page(conn, after, PAGE)).await {
+        while let Some(page) = pages.next().await {
+            let page = match page {
                 Ok(page) => page,
                 Err(e) => { yield Err::<Bytes, StoreError>(e); break; }
             };
-            let Some(last) = page.last() else { break };
-            after = last.session_sequence.unwrap_or(after + 1);
             for event in page {
                 let at = crate::event::time::parse(&event.event_time);
                 if let (Some(before), Some(at)) = (previous, at) {

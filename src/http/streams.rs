@@ -168,6 +168,18 @@ pub fn open(
     .take_until(Box::pin(async move {
         let _ = shutdown.wait_for(|stopping| *stopping).await;
     }));
+    let mut response = event_stream(body);
+    let headers = response.headers_mut();
+    headers.insert(GENERATION_HEADER, generation(&state));
+    headers.extend(style.headers);
+    Ok(response)
+}
+
+/// A `text/event-stream` response (not cached) around a stream of frames.
+pub fn event_stream<S>(body: S) -> Response
+where
+    S: futures_util::Stream<Item = Result<Bytes, StoreError>> + Send + 'static,
+{
     let mut response = Response::new(Body::from_stream(body));
     let headers = response.headers_mut();
     headers.insert(
@@ -175,9 +187,7 @@ pub fn open(
         HeaderValue::from_static("text/event-stream"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert(GENERATION_HEADER, generation(&state));
-    headers.extend(style.headers);
-    Ok(response)
+    response
 }
 
 /// The first frame of a global stream whose cursor was pruned: what was lost, and where the

@@ -155,6 +155,13 @@ impl TestApp {
             .await
     }
 
+    /// POSTs one body to `/event` and returns the answer, which must be a 200.
+    pub async fn post_hook_ok(&self, body: Value) -> Value {
+        let (status, answer) = self.post_hook("/event", &body).await;
+        assert_eq!(status, StatusCode::OK, "{body} -> {answer}");
+        answer
+    }
+
     /// Posts every line of `fixtures/hooks/<name>.ndjson` to `route`, one request per line, in
     /// order, and returns the answers (each must be a 200).
     pub async fn post_fixture(&self, route: &str, name: &str) -> Vec<Value> {
