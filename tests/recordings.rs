@@ -365,3 +365,75 @@ async fn a_large_mixed_log_rebuilds_to_exactly_the_live_projections() {
     drop(tx);
     drop(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn import_keeps_a_long_recordings_order_and_takes_factory_envelopes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("long.ndjson");
+    let lines: Vec<String> = (1..=3000)
+        .map(|i| json!({"id": format!("e{i:05}"), "type": "note", "sessionId": "s1", "payload": {"i": i}}).to_string())
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let db = dir.path().join("long.db");
+    let db_arg = db.to_str().unwrap();
+    let imported = hooklog(&["import", file.to_str().unwrap(), "--db", db_arg]);
+    assert!(imported.status.success(), "{}", text(&imported));
+    let misplaced: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM events WHERE event_id <> printf('e%05d', session_sequence)
+                OR sequence <> session_sequence",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(misplaced, 0, "every line lands at its own position");
+
+    // The factory fixture, as FactoryEvent envelopes, imports as it is.
+    let factory = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/factory/docs-review-session.ndjson"
+    );
+    let imported = hooklog(&["import", factory, "--db", db_arg]);
+    assert!(
+        text(&imported).contains("imported 48, duplicates 0, rejected 0"),
+        "{}",
+        text(&imported)
+    );
+
+    // replay --to sends a factory line to its session's route, its id percent-encoded.
+    let app = spawn_app().await;
+    let odd = dir.path().join("odd.ndjson");
+    let mut envelope: Value = serde_json::from_str(
+        std::fs::read_to_string(factory)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    envelope["context"]["sessionId"] = json!("run#7 a/b");
+    let mut orphan = envelope.clone();
+    orphan["id"] = json!("orphan");
+    orphan["context"]
+        .as_object_mut()
+        .unwrap()
+        .remove("sessionId");
+    std::fs::write(&odd, format!("{envelope}\n{orphan}\n")).unwrap();
+    let replayed = hooklog(&[
+        "replay",
+        odd.to_str().unwrap(),
+        "--to",
+        &app.url,
+        "--no-delay",
+    ]);
+    let out = text(&replayed);
+    assert!(out.contains("posted 1 of 2"), "{out}");
+    assert!(
+        out.contains("line 2: a FactoryEvent line must name its session"),
+        "{out}"
+    );
+    let (status, session) = app.get("/factory-sessions/run%237%20a%2Fb").await;
+    assert_eq!(status, StatusCode::OK, "{session}");
+    assert_eq!(session["eventCount"], 1);
+}

@@ -1,15 +1,15 @@
 //! `hooklog import FILE`: appends a recording (NDJSON of envelopes, as `hooklog export` or
-//! `GET /sessions/{id}/export` write it) to a database, keeping every event's id, event time,
+//! `GET /sessions/{id}/export` write it, or seed 003 `FactoryEvent` envelopes) to a database, keeping every event's id, event time,
 //! received time and source; only the positions are new. Idempotent: an event already stored
 //! is counted as a duplicate. Each line is its own request, so one bad line is reported and
 //! the rest still go in; the writer still commits them in large groups.
 
 use crate::App;
 use crate::config::Config;
-use crate::ingest::canonical;
+use crate::ingest::recording;
+use crate::store::AppendError;
 use anyhow::{Context, bail};
 use clap::Args;
-use futures_util::StreamExt;
 use std::path::PathBuf;
 
 /// Lines in flight to the writer at once (it groups them into transactions).
@@ -36,10 +36,10 @@ pub struct Report {
 
 impl ImportArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let text = std::fs::read_to_string(&self.file)
+        let bytes = std::fs::read(&self.file)
             .with_context(|| format!("reading {}", self.file.display()))?;
         let runtime = tokio::runtime::Runtime::new()?;
-        let report = runtime.block_on(import(Config::for_path(&self.db), &text))?;
+        let report = runtime.block_on(import(Config::for_path(&self.db), &bytes))?;
         println!(
             "imported {}, duplicates {}, rejected {}",
             report.imported,
@@ -59,43 +59,56 @@ impl ImportArgs {
     }
 }
 
-/// Imports every line of `text` into the database of `config`, in file order.
-pub async fn import(config: Config, text: &str) -> anyhow::Result<Report> {
+/// Imports every line of `recording` into the database of `config`, in file order. Lines are
+/// queued one after the other from this one task (so the log keeps the file's order) with up
+/// to 2,048 answers outstanding, which lets the writer group them into large transactions.
+pub async fn import(config: Config, recording: &[u8]) -> anyhow::Result<Report> {
     let app = App::build(config).await.context("opening the database")?;
     let writer = app.store().writer.clone();
-    let lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(i, line)| (i + 1, canonical::parse(line.as_bytes(), false)));
-    // Sent in file order (each future's first poll queues it), answered in file order.
-    let mut outcomes = futures_util::stream::iter(lines)
-        .map(|(line, parsed)| {
-            let writer = writer.clone();
-            async move {
-                match parsed {
-                    Ok(events) => (line, writer.append(events).await.map_err(|e| e.to_string())),
-                    Err(e) => (line, Err(e.message)),
-                }
-            }
-        })
-        .buffered(IN_FLIGHT);
     let mut report = Report::default();
-    while let Some((line, outcome)) = outcomes.next().await {
-        match outcome {
+    let mut pending = std::collections::VecDeque::new();
+    for (i, line) in recording.split(|b| *b == b'\n').enumerate() {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match recording::parse_line(line) {
+            Ok(events) => pending.push_back((i + 1, writer.enqueue(events).await?)),
+            Err(e) => report.rejected.push((i + 1, e.message)),
+        }
+        if pending.len() >= IN_FLIGHT {
+            let (line, answer) = pending.pop_front().expect("not empty");
+            report.count(line, answer.await);
+        }
+    }
+    for (line, answer) in pending {
+        report.count(line, answer.await);
+    }
+    report.rejected.sort();
+    app.store().close().await;
+    Ok(report)
+}
+
+impl Report {
+    fn count(
+        &mut self,
+        line: usize,
+        answer: Result<
+            Result<Vec<crate::store::Appended>, AppendError>,
+            tokio::sync::oneshot::error::RecvError,
+        >,
+    ) {
+        match answer.unwrap_or(Err(AppendError::Stopped)) {
             Ok(appended) => {
                 for a in appended {
                     if a.duplicate {
-                        report.duplicates += 1;
+                        self.duplicates += 1;
                     } else {
-                        report.imported += 1;
+                        self.imported += 1;
                     }
                 }
             }
-            Err(reason) => report.rejected.push((line, reason)),
+            Err(e) => self.rejected.push((line, e.to_string())),
         }
     }
-    drop(outcomes);
-    app.store().close().await;
-    Ok(report)
 }

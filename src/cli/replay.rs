@@ -10,7 +10,7 @@
 
 use crate::config::Durability;
 use crate::event::{NewEvent, StoredEvent, time};
-use crate::ingest::{canonical, factory, hook, normalized};
+use crate::ingest::{canonical, factory, hook, normalized, recording};
 use crate::projection;
 use crate::store::{open, read};
 use anyhow::{Context, bail};
@@ -65,10 +65,25 @@ pub struct ReplayArgs {
     pub step: bool,
 }
 
+/// Where a line of a recording goes.
+#[derive(Debug, Clone, PartialEq)]
+enum Route {
+    /// `POST /events`: hooklog envelopes, short-form events, arrays of them.
+    Events,
+    /// `POST /event`: raw hook bodies.
+    Hook,
+    /// `POST /event/normalized`.
+    Normalized,
+    /// `POST /factory-sessions/{session}/events`.
+    Factory(String),
+    /// A line that cannot be sent anywhere, and why.
+    Nowhere(String),
+}
+
 /// One line of a recording: where it goes and the event it makes.
 struct Line {
     number: usize,
-    route: String,
+    route: Route,
     body: Value,
     /// When it happened, if the line says.
     at: Option<chrono::DateTime<chrono::Utc>>,
@@ -78,8 +93,8 @@ impl ReplayArgs {
     pub fn run(self) -> anyhow::Result<()> {
         if let Some(url) = self.to.clone() {
             let file = self.file.clone().context("--to needs a FILE to replay")?;
-            if !self.speed.is_finite() || self.speed <= 0.0 {
-                bail!("--speed must be above 0");
+            if !(0.01..=1000.0).contains(&self.speed) {
+                bail!("--speed must be between 0.01 and 1000");
             }
             let lines = read_lines(&file)?;
             let runtime = tokio::runtime::Runtime::new()?;
@@ -118,13 +133,15 @@ fn classify(number: usize, body: Value) -> Line {
     };
     let schema = text(&body, "/schemaVersion");
     let (route, at) = if schema.as_deref() == Some(factory::SCHEMA_VERSION) {
-        let session = text(&body, "/context/sessionId").unwrap_or_default();
-        (
-            format!("/factory-sessions/{session}/events"),
-            text(&body, "/context/eventTime"),
-        )
-    } else if schema.is_some() || body.get("context").is_some() {
-        ("/events".to_string(), text(&body, "/context/eventTime"))
+        let route = match recording::factory_session(&body) {
+            Some(session) => Route::Factory(session),
+            None => Route::Nowhere(
+                "a FactoryEvent line must name its session in context.sessionId".into(),
+            ),
+        };
+        (route, text(&body, "/context/eventTime"))
+    } else if body.is_array() || schema.is_some() || body.get("context").is_some() {
+        (Route::Events, text(&body, "/context/eventTime"))
     } else if body.get("eventName").is_none()
         && body.get("hook").is_none()
         && body.get("hook_event_name").is_none()
@@ -138,9 +155,9 @@ fn classify(number: usize, body: Value) -> Line {
             .and_then(Value::as_i64)
             .and_then(chrono::DateTime::from_timestamp_millis)
             .map(time::format);
-        ("/event/normalized".to_string(), at)
+        (Route::Normalized, at)
     } else {
-        ("/event".to_string(), None)
+        (Route::Hook, None)
     };
     Line {
         number,
@@ -150,11 +167,28 @@ fn classify(number: usize, body: Value) -> Line {
     }
 }
 
+/// The URL a line is posted to (path segments percent-encoded).
+fn url_for(base: &reqwest::Url, route: &Route) -> Result<reqwest::Url, String> {
+    let segments: Vec<&str> = match route {
+        Route::Events => vec!["events"],
+        Route::Hook => vec!["event"],
+        Route::Normalized => vec!["event", "normalized"],
+        Route::Factory(session) => vec!["factory-sessions", session, "events"],
+        Route::Nowhere(why) => return Err(why.clone()),
+    };
+    let mut url = base.clone();
+    url.path_segments_mut()
+        .map_err(|()| "the --to URL cannot take a path".to_string())?
+        .pop_if_empty()
+        .extend(segments);
+    Ok(url)
+}
+
 async fn post_all(args: &ReplayArgs, url: &str, lines: Vec<Line>) -> anyhow::Result<()> {
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()?;
-    let base = url.trim_end_matches('/');
+    let base = reqwest::Url::parse(url).with_context(|| format!("--to {url} is not a URL"))?;
     let (mut posted, mut failed) = (0, Vec::new());
     let mut previous: Option<chrono::DateTime<chrono::Utc>> = None;
     for line in &lines {
@@ -168,8 +202,15 @@ async fn post_all(args: &ReplayArgs, url: &str, lines: Vec<Line>) -> anyhow::Res
             tokio::time::sleep(gap.min(MAX_PAUSE)).await;
         }
         previous = line.at.or(previous);
+        let target = match url_for(&base, &line.route) {
+            Ok(target) => target,
+            Err(why) => {
+                failed.push(format!("line {}: {why}", line.number));
+                continue;
+            }
+        };
         let mut request = client
-            .post(format!("{base}{}", line.route))
+            .post(target)
             .header("content-type", "application/json")
             .body(line.body.to_string());
         if let Some(token) = &args.token {
@@ -185,7 +226,7 @@ async fn post_all(args: &ReplayArgs, url: &str, lines: Vec<Line>) -> anyhow::Res
             Err(e) => failed.push(format!("line {}: {e}", line.number)),
         }
     }
-    println!("posted {posted} of {} lines to {base}", lines.len());
+    println!("posted {posted} of {} lines to {url}", lines.len());
     for f in failed.iter().take(20) {
         println!("  {f}");
     }
@@ -200,22 +241,20 @@ fn recorded_events(lines: &[Line]) -> anyhow::Result<Vec<(i64, NewEvent)>> {
     let mut events = Vec::new();
     for line in lines {
         let bytes = line.body.to_string().into_bytes();
-        let parsed = match line.route.as_str() {
-            "/events" => canonical::parse(&bytes, false).map_err(|e| e.message),
-            "/event" => hook::parse(&bytes, None, None)
+        let parsed = match &line.route {
+            Route::Events => canonical::parse(&bytes, false).map_err(|e| e.message),
+            Route::Hook => hook::parse(&bytes, None, None)
                 .map(|h| vec![h.event])
                 .map_err(|e| e.message),
-            "/event/normalized" => {
+            Route::Normalized => {
                 normalized::parse(&bytes, crate::ingest::event_id(None).expect("generated"))
                     .map(|e| vec![e])
                     .map_err(|e| e.to_string())
             }
-            route => {
-                let session = route
-                    .trim_start_matches("/factory-sessions/")
-                    .trim_end_matches("/events");
+            Route::Factory(session) => {
                 factory::parse(&bytes, false, session).map_err(|e| e.message)
             }
+            Route::Nowhere(why) => Err(why.clone()),
         }
         .map_err(|e| anyhow::anyhow!("line {}: {e}", line.number))?;
         let position = line

@@ -9,6 +9,7 @@ pub mod canonical;
 pub mod factory;
 pub mod hook;
 pub mod normalized;
+pub mod recording;
 
 use serde_json::{Value, json};
 

@@ -65,7 +65,9 @@ pub fn apply(conn: &Connection, event: &StoredEvent, parts: &Parts) -> rusqlite:
         return Ok(());
     };
     let at = &event.event_time;
-    let payload_time = |field: &str| parts.text(field).map(str::to_string);
+    // Payload times are kept in the log's format; one that does not parse gives way to the
+    // event's time.
+    let payload_time = |field: &str| parts.text(field).and_then(crate::event::time::normalize);
     let (column, time) = match event.event_type.as_str() {
         "RUN_REQUEST" => ("run_requested_at", payload_time("recordedAt")),
         "SESSION_STARTED" => ("started_at", payload_time("startedAt")),

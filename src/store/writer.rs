@@ -159,6 +159,21 @@ impl Writer {
         answer.await.unwrap_or(Err(AppendError::Stopped))
     }
 
+    /// Queues one request and returns where its answer will arrive, without waiting for it:
+    /// requests queued one after the other from one task are appended in that order (an
+    /// importer keeps many in flight this way without reordering them).
+    pub async fn enqueue(
+        &self,
+        events: Vec<NewEvent>,
+    ) -> Result<oneshot::Receiver<Result<Vec<Appended>, AppendError>>, AppendError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Command::Append { events, reply })
+            .await
+            .map_err(|_| AppendError::Stopped)?;
+        Ok(answer)
+    }
+
     /// Decides a coordination command in the writer's transaction; answers after the commit.
     pub async fn decide(&self, command: coordination::Command) -> Result<Decided, AppendError> {
         let (reply, answer) = oneshot::channel();
