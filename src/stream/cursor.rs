@@ -31,8 +31,16 @@ impl Cursor {
             || self.after_sequence.is_some()
     }
 
-    /// Resolves the cursor against the stream's current history (one short read).
+    /// Resolves the cursor against the stream's current history, in one short read
+    /// transaction: the bounds and the event a cursor names come from the same snapshot.
     pub fn resolve(&self, conn: &Connection, scope: &Scope) -> rusqlite::Result<Resolution> {
+        let tx = conn.unchecked_transaction()?;
+        let resolution = self.resolve_in(&tx, scope);
+        tx.finish()?;
+        resolution
+    }
+
+    fn resolve_in(&self, conn: &Connection, scope: &Scope) -> rusqlite::Result<Resolution> {
         let bounds = scope.bounds(conn)?;
         let named = match (
             &self.last_event_id,

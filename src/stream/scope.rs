@@ -2,7 +2,7 @@
 //! `session_sequence`, the global stream by `sequence`; frame ids and cursors use that number.
 
 use crate::event::StoredEvent;
-use crate::store::read::{self, EVENT_COLUMNS, stored_event};
+use crate::store::read::{EVENT_COLUMNS, stored_event};
 use rusqlite::{Connection, OptionalExtension, params};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -96,20 +96,29 @@ impl Scope {
 
     /// What the stream holds now. The head counts pruned events too (positions never restart);
     /// with everything pruned, the first available position is the one after the head.
+    ///
+    /// The oldest and the head are read in one statement, so from one snapshot: read apart, a
+    /// commit in between could show no events yet a head above zero, which looks exactly like
+    /// "everything was pruned" and would start a new stream after events it never sent.
     pub fn bounds(&self, conn: &Connection) -> rusqlite::Result<Bounds> {
         let (first, head): (Option<i64>, i64) = match self {
-            Scope::Session(id) => (
-                conn.query_row(
-                    "SELECT MIN(session_sequence) FROM events WHERE session_id = ?1",
-                    [id],
-                    |r| r.get(0),
-                )?,
-                read::session_head(conn, id)?,
-            ),
-            Scope::Global(_) => (
-                conn.query_row("SELECT MIN(sequence) FROM events", [], |r| r.get(0))?,
-                read::head(conn)?,
-            ),
+            Scope::Session(id) => conn
+                .prepare_cached(
+                    "SELECT (SELECT MIN(session_sequence) FROM events WHERE session_id = ?1),
+                            MAX(COALESCE((SELECT MAX(session_sequence) FROM events
+                                          WHERE session_id = ?1), 0),
+                                COALESCE((SELECT last_session_sequence FROM pruned_sessions
+                                          WHERE session_id = ?1), 0))",
+                )?
+                .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?,
+            Scope::Global(_) => conn
+                .prepare_cached(
+                    "SELECT (SELECT MIN(sequence) FROM events),
+                            MAX(COALESCE((SELECT MAX(sequence) FROM events), 0),
+                                COALESCE((SELECT CAST(value AS INTEGER) FROM meta
+                                          WHERE key = 'pruned_through_sequence'), 0))",
+                )?
+                .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?,
         };
         let first = first.unwrap_or(if head > 0 { head + 1 } else { 0 });
         Ok(Bounds {
