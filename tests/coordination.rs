@@ -129,14 +129,8 @@ async fn a_silent_owner_is_taken_over_and_its_old_generation_refused() {
     assert_eq!(second["generation"], 2);
     assert_eq!(second["pid"], 300);
     assert_eq!(second["status"], "live");
-    let types: Vec<String> = app
-        .db()
-        .prepare("SELECT type FROM events WHERE type LIKE 'owner_%' ORDER BY sequence")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let types: Vec<String> =
+        app.strings("SELECT type FROM events WHERE type LIKE 'owner_%' ORDER BY sequence");
     assert_eq!(
         types,
         [
@@ -403,14 +397,7 @@ async fn the_gap_state_machine_allows_its_moves_and_refuses_the_rest() {
     let (status, _) = post(&app, "/gaps/gap-nope/close", json!({})).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
-    let kinds: Vec<String> = app
-        .db()
-        .prepare("SELECT kind FROM alerts ORDER BY id")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let kinds: Vec<String> = app.strings("SELECT kind FROM alerts ORDER BY id");
     assert_eq!(kinds, ["catchUpRefused", "gapResumed"]);
     assert_eq!(
         count(&app, "SELECT COUNT(*) FROM events WHERE type LIKE 'gap_%'"),

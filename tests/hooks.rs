@@ -269,14 +269,7 @@ async fn openclaw_type_only_payloads_drive_a_hero_and_its_mission() {
             &json!("fix two typos")
         ]
     );
-    let types: Vec<String> = app
-        .db()
-        .prepare("SELECT type FROM events ORDER BY sequence")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let types: Vec<String> = app.strings("SELECT type FROM events ORDER BY sequence");
     assert_eq!(
         types,
         [

@@ -395,22 +395,7 @@ fn step_through(events: &[(i64, NewEvent)], until: Option<i64>, step: bool) -> a
             *next += 1;
             *next
         });
-        let now = time::now();
-        let received_at = event.received_at.clone().unwrap_or_else(|| now.clone());
-        let stored = StoredEvent {
-            sequence: n as i64 + 1,
-            event_id: event.event_id.clone(),
-            session_id: event.session_id.clone(),
-            session_sequence,
-            event_type: event.event_type.clone(),
-            source: event.source.clone(),
-            event_time: event
-                .event_time
-                .clone()
-                .unwrap_or_else(|| received_at.clone()),
-            received_at,
-            payload: event.payload.clone(),
-        };
+        let stored = event.stored(n as i64 + 1, session_sequence, &time::now());
         conn.execute(
             "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![

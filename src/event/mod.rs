@@ -33,6 +33,35 @@ pub struct NewEvent {
     pub payload: String,
 }
 
+impl NewEvent {
+    /// The row this event becomes at `sequence` / `session_sequence`. `received_at` is the
+    /// arrival time unless the event brings its own (a re-imported recording); the event time
+    /// defaults to the arrival time.
+    pub fn stored(
+        &self,
+        sequence: i64,
+        session_sequence: Option<i64>,
+        received_at: &str,
+    ) -> StoredEvent {
+        let received_at = self.received_at.as_deref().unwrap_or(received_at);
+        StoredEvent {
+            sequence,
+            event_id: self.event_id.clone(),
+            session_id: self.session_id.clone(),
+            session_sequence,
+            event_type: self.event_type.clone(),
+            source: self.source.clone(),
+            event_time: self
+                .event_time
+                .as_deref()
+                .unwrap_or(received_at)
+                .to_string(),
+            received_at: received_at.to_string(),
+            payload: self.payload.clone(),
+        }
+    }
+}
+
 /// An event as the log holds it, with its positions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredEvent {

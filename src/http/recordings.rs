@@ -123,12 +123,5 @@ pub async fn replay(
     .take_until(Box::pin(async move {
         let _ = shutdown.wait_for(|stopping| *stopping).await;
     }));
-    let mut response = Response::new(Body::from_stream(body));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    Ok(response)
+    Ok(super::streams::event_stream(body))
 }

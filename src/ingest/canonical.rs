@@ -3,10 +3,10 @@
 //! returns it (`{schemaVersion, id, type, context:{...}, payload}`), so an export can be
 //! re-imported line by line. Unknown fields are refused rather than silently dropped.
 
-use super::InvalidRequest;
 use super::body::{self, Item, kind};
+use super::{InvalidRequest, reject_unknown};
 use crate::event::{NewEvent, SCHEMA_VERSION, id::new_event_id, time};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// The source recorded for events posted here without one.
 pub const DEFAULT_SOURCE: &str = "api";
@@ -138,29 +138,6 @@ fn parse_item(item: Item, mut map: Map<String, Value>) -> Result<NewEvent, Inval
     })
 }
 
-fn reject_unknown(
-    item: &Item,
-    map: &Map<String, Value>,
-    allowed: &[&str],
-    prefix: &str,
-) -> Result<(), InvalidRequest> {
-    let unknown: Vec<String> = map
-        .keys()
-        .filter(|k| !allowed.contains(&k.as_str()))
-        .map(|k| format!("{prefix}{k}"))
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    let mut details = item.location();
-    details["unknownFields"] = json!(unknown);
-    details["allowedFields"] = json!(allowed);
-    Err(InvalidRequest::new(
-        format!("{item} has unknown fields: {}", unknown.join(", ")),
-        details,
-    ))
-}
-
 /// Applies `parse` to a present, non-null value; absent and null both mean "not given".
 fn optional<T>(
     (field, value): (String, Option<Value>),
@@ -221,6 +198,7 @@ fn timestamp(item: &Item, field: &str, value: Value) -> Result<String, InvalidRe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn one(body: &str) -> Result<NewEvent, InvalidRequest> {
         parse(body.as_bytes(), false).map(|mut v| v.remove(0))

@@ -9,8 +9,8 @@
 //! the payload as posted. [`crate::event::StoredEvent::write_envelope`] puts the envelope
 //! back together from it.
 
-use super::InvalidRequest;
 use super::body::{self, Item, kind};
+use super::{InvalidRequest, reject_unknown};
 use crate::event::{NewEvent, catalogue::FACTORY_EVENTS, time};
 use serde_json::{Map, Value, json};
 
@@ -66,7 +66,7 @@ fn parse_item(
     mut map: Map<String, Value>,
     session_id: &str,
 ) -> Result<NewEvent, InvalidRequest> {
-    unknown(&item, &map, ENVELOPE_FIELDS.iter().copied(), "")?;
+    reject_unknown(&item, &map, ENVELOPE_FIELDS, "")?;
     match map.remove("schemaVersion") {
         Some(Value::String(v)) if v == SCHEMA_VERSION => {}
         None => return Err(InvalidRequest::field(&item, "schemaVersion", "is required")),
@@ -120,12 +120,8 @@ fn parse_item(
             ));
         }
     };
-    unknown(
-        &item,
-        &context,
-        CONTEXT_FIELDS.iter().map(|(f, _)| *f),
-        "context.",
-    )?;
+    let context_names: Vec<&str> = CONTEXT_FIELDS.iter().map(|(f, _)| *f).collect();
+    reject_unknown(&item, &context, &context_names, "context.")?;
     for (field, shape) in CONTEXT_FIELDS {
         if let Some(value) = context.get(*field) {
             check(&item, field, *shape, value)?;
@@ -200,31 +196,6 @@ fn check(item: &Item, field: &str, shape: Shape, value: &Value) -> Result<(), In
         item,
         &format!("context.{field}"),
         &format!("must be {expected}"),
-    ))
-}
-
-fn unknown<'a>(
-    item: &Item,
-    map: &Map<String, Value>,
-    allowed: impl Iterator<Item = &'a str> + Clone,
-    prefix: &str,
-) -> Result<(), InvalidRequest> {
-    let unknown: Vec<String> = map
-        .keys()
-        .filter(|k| !allowed.clone().any(|a| a == k.as_str()))
-        .map(|k| format!("{prefix}{k}"))
-        .collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    let mut details = item.location();
-    details["unknownFields"] = json!(unknown);
-    Err(InvalidRequest::new(
-        format!(
-            "{item} has unknown fields: {} (the FactoryEvent envelope and its context are closed)",
-            unknown.join(", ")
-        ),
-        details,
     ))
 }
 

@@ -11,7 +11,7 @@ pub mod hook;
 pub mod normalized;
 pub mod recording;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 /// Why a request body was refused. Becomes `400 {error:"invalid_request", message, details}`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -35,6 +35,31 @@ impl InvalidRequest {
         details["field"] = json!(field);
         InvalidRequest::new(format!("{item}: \"{field}\" {problem}"), details)
     }
+}
+
+/// Refuses an object with fields outside `allowed`, naming them (`prefix` says where the object
+/// sits, e.g. `context.`): a misspelt field must not be silently dropped.
+pub fn reject_unknown(
+    item: &body::Item,
+    map: &Map<String, Value>,
+    allowed: &[&str],
+    prefix: &str,
+) -> Result<(), InvalidRequest> {
+    let unknown: Vec<String> = map
+        .keys()
+        .filter(|k| !allowed.contains(&k.as_str()))
+        .map(|k| format!("{prefix}{k}"))
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let mut details = item.location();
+    details["unknownFields"] = json!(unknown);
+    details["allowedFields"] = json!(allowed);
+    Err(InvalidRequest::new(
+        format!("{item} has unknown fields: {}", unknown.join(", ")),
+        details,
+    ))
 }
 
 /// The most characters a producer's own event id may have.

@@ -583,22 +583,7 @@ impl WriterThread {
             None => None,
             Some(session) => Some(self.next_session_sequence(session)?),
         };
-        let received_at = event.received_at.as_deref().unwrap_or(received_at);
-        let row = StoredEvent {
-            sequence: self.head + 1,
-            event_id: event.event_id.clone(),
-            session_id: event.session_id.clone(),
-            session_sequence,
-            event_type: event.event_type.clone(),
-            source: event.source.clone(),
-            event_time: event
-                .event_time
-                .as_deref()
-                .unwrap_or(received_at)
-                .to_string(),
-            received_at: received_at.to_string(),
-            payload: event.payload.clone(),
-        };
+        let row = event.stored(self.head + 1, session_sequence, received_at);
         self.conn
             .prepare_cached(
                 "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source,

@@ -179,6 +179,17 @@ impl TestApp {
         open_read_only(&self.db_path)
     }
 
+    /// The first column of every row of a query on the file, as text.
+    pub fn strings(&self, sql: &str) -> Vec<String> {
+        self.db()
+            .prepare(sql)
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
     pub fn event_count(&self) -> i64 {
         self.db()
             .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
