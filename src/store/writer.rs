@@ -75,15 +75,8 @@ pub struct Decided {
 }
 
 enum Command {
-    Append {
-        events: Vec<NewEvent>,
-        reply: Reply,
-    },
-    /// A coordination command, decided against the projections inside the transaction.
-    Decide {
-        command: coordination::Command,
-        reply: DecideReply,
-    },
+    /// A request to take into the next batch.
+    Request(Pending),
     /// Periodic housekeeping (age-based pruning while no events arrive).
     Maintain,
     Stop,
@@ -153,7 +146,7 @@ impl Writer {
     pub async fn append(&self, events: Vec<NewEvent>) -> Result<Vec<Appended>, AppendError> {
         let (reply, answer) = oneshot::channel();
         self.queue
-            .send(Command::Append { events, reply })
+            .send(Command::Request(Pending::Append { events, reply }))
             .await
             .map_err(|_| AppendError::Stopped)?;
         answer.await.unwrap_or(Err(AppendError::Stopped))
@@ -168,7 +161,7 @@ impl Writer {
     ) -> Result<oneshot::Receiver<Result<Vec<Appended>, AppendError>>, AppendError> {
         let (reply, answer) = oneshot::channel();
         self.queue
-            .send(Command::Append { events, reply })
+            .send(Command::Request(Pending::Append { events, reply }))
             .await
             .map_err(|_| AppendError::Stopped)?;
         Ok(answer)
@@ -178,7 +171,7 @@ impl Writer {
     pub async fn decide(&self, command: coordination::Command) -> Result<Decided, AppendError> {
         let (reply, answer) = oneshot::channel();
         self.queue
-            .send(Command::Decide { command, reply })
+            .send(Command::Request(Pending::Decide { command, reply }))
             .await
             .map_err(|_| AppendError::Stopped)?;
         answer.await.unwrap_or(Err(AppendError::Stopped))
@@ -215,11 +208,11 @@ struct WriterThread {
     stats: Arc<WriterStats>,
 }
 
+/// A request waiting for its batch.
 enum Pending {
-    Append {
-        events: Vec<NewEvent>,
-        reply: Reply,
-    },
+    /// Events to append as one request.
+    Append { events: Vec<NewEvent>, reply: Reply },
+    /// A coordination command, decided against the projections inside the transaction.
     Decide {
         command: coordination::Command,
         reply: DecideReply,
@@ -305,13 +298,13 @@ impl WriterThread {
             let mut next = Some(first);
             while let Some(command) = next.take() {
                 match command {
-                    Command::Append { events, reply } => {
-                        size += events.len();
-                        batch.push(Pending::Append { events, reply });
-                    }
-                    Command::Decide { command, reply } => {
-                        size += 1;
-                        batch.push(Pending::Decide { command, reply });
+                    Command::Request(pending) => {
+                        size += match &pending {
+                            Pending::Append { events, .. } => events.len(),
+                            // A decision appends a few events at most.
+                            Pending::Decide { .. } => 1,
+                        };
+                        batch.push(pending);
                     }
                     Command::Maintain => maintain = true,
                     Command::Stop => {
