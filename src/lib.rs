@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod coordination;
 pub mod event;
+pub mod forward;
 pub mod http;
 pub mod ingest;
 pub mod projection;

@@ -6,5 +6,16 @@ use clap::Parser;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> anyhow::Result<()> {
-    hooklog::cli::Cli::parse().run()
+    match hooklog::cli::Cli::try_parse() {
+        Ok(cli) => cli.run(),
+        // `hooklog hook` runs inside an agent: a bad flag must not print or fail there
+        // either (exit code 2 would block a Claude Code tool call).
+        Err(e)
+            if e.kind() != clap::error::ErrorKind::DisplayHelp
+                && std::env::args_os().nth(1).is_some_and(|a| a == "hook") =>
+        {
+            std::process::exit(0)
+        }
+        Err(e) => e.exit(),
+    }
 }

@@ -542,3 +542,31 @@ async fn review_findings_stay_fixed() {
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(body, json!({"error": "Payload too large"}));
 }
+
+/// `X-Hooklog-Event-Time` (what a spooling forwarder sends) becomes the event's time; a value
+/// that is not an RFC 3339 time is refused and stores nothing.
+#[tokio::test]
+async fn an_event_time_header_sets_the_event_time() {
+    let app = spawn_app().await;
+    let body = json!({"hook_event_name": "Stop", "session_id": "timed"});
+    let post = |time: &'static str| {
+        app.client
+            .post(format!("{}/event", app.url))
+            .header("x-hooklog-event-time", time)
+            .json(&body)
+            .send()
+    };
+    let refused = post("yesterday").await.unwrap();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    let refused: Value = refused.json().await.unwrap();
+    assert_eq!(refused["accepted"], false);
+    assert_eq!(refused["details"]["field"], "x-hooklog-event-time");
+    assert_eq!(app.event_count(), 0);
+
+    let stored = post("2026-01-02T03:04:05+01:00").await.unwrap();
+    assert_eq!(stored.status(), StatusCode::OK);
+    assert_eq!(
+        app.strings("SELECT event_time FROM events"),
+        ["2026-01-02T02:04:05.000Z"]
+    );
+}

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{ServerProcess, wait_for};
+use common::{ServerProcess, free_port, wait_for};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -74,26 +74,6 @@ async fn post(url: &str, session: &str, from: usize, n: usize) {
         .await
         .unwrap();
     assert!(response.status().is_success());
-}
-
-/// A port no other test of this binary has been given, free when it is handed out. A port
-/// from the OS (bind to 0) can come back to another test running alongside once its server
-/// is killed, and that test's `tail` would then reconnect to the wrong server.
-fn free_port() -> u16 {
-    use std::sync::atomic::{AtomicU16, Ordering};
-    static NEXT: AtomicU16 = AtomicU16::new(0);
-    let _ = NEXT.compare_exchange(
-        0,
-        20_000 + (std::process::id() % 20_000) as u16,
-        Ordering::AcqRel,
-        Ordering::Acquire,
-    );
-    loop {
-        let port = NEXT.fetch_add(1, Ordering::AcqRel);
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
 }
 
 #[tokio::test]

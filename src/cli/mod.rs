@@ -3,10 +3,13 @@
 pub mod backup;
 pub mod bench;
 pub mod export;
+pub mod hook;
+pub mod hooks;
 pub mod import;
 pub mod rebuild;
 pub mod replay;
 pub mod serve;
+pub mod spool;
 pub mod stats;
 pub mod tail;
 
@@ -38,6 +41,14 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// Drop every projection and derive it again from the log (--check: compare, change nothing).
     Rebuild(rebuild::RebuildArgs),
+    /// Forward one hook payload (stdin) to hooklog; spools it when hooklog cannot take it.
+    /// Silent, and exits 0 whatever happens.
+    Hook(hook::HookArgs),
+    /// What `hooklog hook` has spooled: see it, deliver it, clear it.
+    Spool(spool::SpoolCommand),
+    /// Install or remove `hooklog hook` in Claude Code's and Codex's settings.
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
     /// Load generators that measure hooklog.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -54,6 +65,9 @@ impl Cli {
             Command::Replay(args) => args.run(),
             Command::Backup(args) => args.run(),
             Command::Stats(args) => args.run(),
+            Command::Hook(args) => args.run(),
+            Command::Spool(command) => command.run(),
+            Command::Hooks(command) => command.run(),
             Command::Bench(command) => command.run(),
         }
     }

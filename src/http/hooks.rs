@@ -18,6 +18,10 @@ use serde_json::json;
 
 /// A producer's idempotency key: the same key is stored once, however often it is posted.
 pub const EVENT_ID_HEADER: &str = "x-hooklog-event-id";
+/// When a `/event` body happened, as its producer saw it (RFC 3339). A forwarder that delivers
+/// an event late, from its spool, sends the time it captured it; without it the event's time is
+/// the time it was received. (`/event/normalized` bodies carry their own `timestamp`.)
+pub const EVENT_TIME_HEADER: &str = "x-hooklog-event-time";
 /// Where `/event/normalized` (whose body is the seed's `{"ok":true}`) says what it stored.
 pub const SEQUENCE_HEADER: &str = "x-hooklog-sequence";
 
@@ -69,7 +73,9 @@ pub async fn event(
     let Query(query) = query.map_err(ApiError::from)?;
     let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
     let id = given_event_id(&headers)?;
+    let time = given_event_time(&headers)?;
     let mut parsed = hook::parse(&body, query.cli.as_deref(), id)?;
+    parsed.event.event_time = time;
     if let Some(alias) = parsed.hero_alias.take() {
         // A hero id names its session; anything else given as `heroId` is a session id (the
         // seed accepts a session id there too).
@@ -170,6 +176,23 @@ fn given_event_id(headers: &HeaderMap) -> Result<Option<String>, InvalidRequest>
     })?;
     ingest::check_id(EVENT_ID_HEADER, id, ingest::MAX_EVENT_ID_CHARS)?;
     Ok(Some(id.to_string()))
+}
+
+fn given_event_time(headers: &HeaderMap) -> Result<Option<String>, InvalidRequest> {
+    let Some(value) = headers.get(EVENT_TIME_HEADER) else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .and_then(crate::event::time::normalize)
+        .map(Some)
+        .ok_or_else(|| {
+            InvalidRequest::new(
+                format!("{EVENT_TIME_HEADER} must be an RFC 3339 timestamp"),
+                json!({ "field": EVENT_TIME_HEADER }),
+            )
+        })
 }
 
 async fn append_one(state: &AppState, event: crate::event::NewEvent) -> Result<Appended, ApiError> {

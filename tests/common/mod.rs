@@ -330,3 +330,23 @@ impl Drop for ServerProcess {
         let _ = self.child.wait();
     }
 }
+
+/// A port no other test of this binary has been given, free when it is handed out. A port
+/// from the OS (bind to 0) can come back to another test running alongside once its server
+/// is killed, and that test's `tail` would then reconnect to the wrong server.
+pub fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let _ = NEXT.compare_exchange(
+        0,
+        20_000 + (std::process::id() % 20_000) as u16,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    );
+    loop {
+        let port = NEXT.fetch_add(1, Ordering::AcqRel);
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}

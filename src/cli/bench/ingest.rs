@@ -229,7 +229,18 @@ pub(super) fn payload(i: usize, sessions: usize) -> String {
         "type": "PreToolUse",
         "sessionId": session,
         "source": "bench",
-        "payload": {
+        "payload": raw_hook(i, &session),
+    })
+    .to_string()
+}
+
+/// The same payload as a hook gives it on stdin.
+pub(super) fn hook_payload(i: usize, sessions: usize) -> String {
+    raw_hook(i, &format!("bench-session-{}", i % sessions.max(1))).to_string()
+}
+
+fn raw_hook(i: usize, session: &str) -> serde_json::Value {
+    json!({
             "session_id": session,
             "transcript_path": format!("/home/dev/.claude/projects/-home-dev-src-app/{session}.jsonl"),
             "cwd": "/home/dev/src/app",
@@ -243,9 +254,7 @@ pub(super) fn payload(i: usize, sessions: usize) -> String {
             },
             "tool_use_id": format!("toolu_01{i:022}"),
             "note": "x".repeat(220)
-        }
     })
-    .to_string()
 }
 
 pub(super) async fn stats(client: &reqwest::Client, url: &str) -> anyhow::Result<StatsSnapshot> {

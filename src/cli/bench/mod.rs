@@ -2,6 +2,7 @@
 //! `hooklog serve` on a temporary database as a child process, so the memory it reports is the
 //! server's alone; `--url` points it at a running one instead.
 
+pub mod hook;
 pub mod ingest;
 pub mod rebuild;
 pub mod stream;
@@ -19,6 +20,8 @@ pub enum BenchCommand {
     Ingest(ingest::IngestArgs),
     /// Replay and fan-out of event streams: catch-up speed, delivery lag, memory.
     Stream(stream::StreamArgs),
+    /// What a run of `hooklog hook` costs, start-up included, and how fast a spool drains.
+    Hook(hook::HookBenchArgs),
     /// How fast `hooklog rebuild` re-derives the projections of a mixed workload.
     Rebuild(rebuild::RebuildArgs),
 }
@@ -29,6 +32,7 @@ impl BenchCommand {
             BenchCommand::Ingest(args) => args.run(),
             BenchCommand::Stream(args) => args.run(),
             BenchCommand::Rebuild(args) => args.run(),
+            BenchCommand::Hook(args) => args.run(),
         }
     }
 }
@@ -105,5 +109,12 @@ impl Server {
             let _ = child.wait();
             let _ = std::fs::remove_dir_all(dir);
         }
+    }
+}
+
+impl Drop for Server {
+    /// A bench that stops on an error does not leave its server running.
+    fn drop(&mut self) {
+        self.stop();
     }
 }

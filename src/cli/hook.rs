@@ -1,0 +1,157 @@
+//! `hooklog hook`: the forwarder an agent's hook runs. It reads one hook payload from stdin,
+//! spools it under a fresh time-ordered id, and delivers the spool to hooklog within its
+//! timeout. Whatever happens it prints nothing and exits 0: a hook must never break or stall
+//! the agent (Claude Code reads a hook's stdout, and exit code 2 would block a tool call).
+
+use crate::forward::spool::{self, Header, Limits, Route, Spool};
+use crate::forward::{self, Sender, Target};
+use clap::Args;
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// At most this many spooled events are delivered by one run, so a run after a long outage
+/// stays short; the runs after it deliver the rest.
+pub const MAX_PER_RUN: usize = 200;
+/// A payload larger than this is not spooled (hooklog's default body limit is 1 MiB).
+const MAX_PAYLOAD_BYTES: u64 = 16 * 1024 * 1024;
+/// The run exits this long after its timeout whatever it is doing (a stdin that never
+/// closes, a stuck disk): its event is in the spool, or was never read.
+const WATCHDOG_GRACE: Duration = Duration::from_millis(50);
+
+#[derive(Args, Debug)]
+pub struct HookArgs {
+    /// The hooklog to deliver to.
+    #[arg(long, env = "HOOKLOG_URL", default_value = "http://127.0.0.1:2468")]
+    pub url: String,
+    /// `event`: a hook payload (`POST /event`); `normalized`: a seed 001 event.
+    #[arg(long, value_enum, default_value = "event")]
+    pub route: Route,
+    /// Sent as `Authorization: Bearer` when set.
+    #[arg(long, env = "HOOKLOG_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// The whole run's budget, start-up to exit, in milliseconds.
+    #[arg(long, env = "HOOKLOG_TIMEOUT_MS", default_value_t = 1500)]
+    pub timeout_ms: u64,
+    /// The cli to record when the payload names none (sent as `?cli=`), e.g. `codex-cli`.
+    #[arg(long)]
+    pub cli: Option<String>,
+    #[command(flatten)]
+    pub spool: SpoolArgs,
+    /// Marks a hook entry written by `hooklog hooks install`; changes nothing else.
+    #[arg(long, hide = true)]
+    pub managed: bool,
+}
+
+/// Where the spool is and how much it may hold (shared by `hook` and `spool`).
+#[derive(Args, Debug, Clone)]
+pub struct SpoolArgs {
+    /// The spool directory [default: $XDG_STATE_HOME/hooklog/spool or
+    /// ~/.local/state/hooklog/spool].
+    #[arg(long = "spool", env = "HOOKLOG_SPOOL")]
+    pub dir: Option<PathBuf>,
+    /// Past this many events the oldest are dropped (and logged).
+    #[arg(long, env = "HOOKLOG_SPOOL_MAX_EVENTS", default_value_t = Limits::default().max_events)]
+    pub spool_max_events: usize,
+    /// Past this many bytes the oldest events are dropped (and logged).
+    #[arg(long, env = "HOOKLOG_SPOOL_MAX_BYTES", default_value_t = Limits::default().max_bytes)]
+    pub spool_max_bytes: u64,
+    /// Events older than this are dropped (and logged), e.g. `7d`, `12h`.
+    #[arg(long, env = "HOOKLOG_SPOOL_MAX_AGE", default_value = "7d", value_parser = humantime::parse_duration)]
+    pub spool_max_age: Duration,
+}
+
+impl SpoolArgs {
+    pub fn open(&self) -> std::io::Result<Spool> {
+        let dir = self.dir.clone().unwrap_or_else(spool::default_dir);
+        Spool::open(
+            &dir,
+            Limits {
+                max_events: self.spool_max_events,
+                max_bytes: self.spool_max_bytes,
+                max_age: self.spool_max_age,
+            },
+        )
+    }
+}
+
+impl HookArgs {
+    /// Never fails and never returns: the process exits 0 when the work is done, or at the
+    /// watchdog.
+    pub fn run(self) -> ! {
+        let started = Instant::now();
+        let timeout = Duration::from_millis(self.timeout_ms);
+        let deadline = started + timeout;
+        std::panic::set_hook(Box::new(|_| {}));
+        std::thread::spawn(move || {
+            std::thread::sleep(timeout + WATCHDOG_GRACE);
+            std::process::exit(0);
+        });
+        let _ = std::panic::catch_unwind(move || self.forward(deadline));
+        std::process::exit(0)
+    }
+
+    fn forward(self, deadline: Instant) {
+        let mut payload = Vec::new();
+        let read = std::io::stdin()
+            .take(MAX_PAYLOAD_BYTES + 1)
+            .read_to_end(&mut payload);
+        let spool = self.spool.open().ok();
+        let event = match read {
+            Ok(_) if payload.iter().all(u8::is_ascii_whitespace) => None,
+            Ok(_) if payload.len() as u64 > MAX_PAYLOAD_BYTES => {
+                if let Some(spool) = &spool {
+                    let _ = spool.log_dropped(&spool::Dropped {
+                        time: crate::event::time::now(),
+                        id: None,
+                        reason: "payload larger than 16 MiB".into(),
+                        bytes: payload.len() as u64,
+                    });
+                }
+                None
+            }
+            Ok(_) => Some(forward::spool::Entry {
+                header: Header {
+                    id: uuid::Uuid::now_v7().to_string(),
+                    route: self.route,
+                    cli: self.cli.clone(),
+                    captured_at: crate::event::time::now(),
+                },
+                body: payload,
+            }),
+            Err(_) => None,
+        };
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        let Ok(sender) = Sender::new(Target {
+            url: self.url.clone(),
+            token: self.token.clone(),
+        }) else {
+            return;
+        };
+        // Spool first, so the event survives whatever happens next. A spool that cannot be
+        // written (no space, no permission) still leaves a direct delivery.
+        let spooled = match (&spool, &event) {
+            (Some(spool), Some(event)) => spool
+                .put(spool::now_nanos(), &event.header, &event.body)
+                .is_ok(),
+            _ => false,
+        };
+        runtime.block_on(async {
+            if let (false, Some(event)) = (spooled, &event) {
+                let _ = sender.send(event, deadline).await;
+            }
+            let Some(spool) = &spool else { return };
+            // Another run is draining: it, or the run after it, delivers this event too.
+            let Some(_lock) = spool.lock(deadline) else {
+                return;
+            };
+            let _ = spool.enforce_limits();
+            forward::drain(spool, &sender, deadline, MAX_PER_RUN).await;
+        });
+    }
+}

@@ -1,0 +1,195 @@
+//! `hooklog hooks install|uninstall`: write `hooklog hook` into Claude Code's `settings.json`
+//! and Codex's `hooks.json`, keeping the user's own hooks, and take it out again.
+
+use crate::forward::install::{self, Agent};
+use anyhow::Context;
+use clap::{Args, Subcommand, ValueEnum};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+#[derive(Subcommand, Debug)]
+pub enum HooksCommand {
+    /// Add hooklog's hook entries (replacing any it added before).
+    Install(InstallArgs),
+    /// Remove exactly the entries `install` added.
+    Uninstall(Which),
+}
+
+#[derive(Args, Debug)]
+pub struct Which {
+    /// Which agent's settings.
+    #[arg(long = "cli", value_enum)]
+    pub cli: Cli,
+    /// `user`: every project (~/.claude/settings.json, $CODEX_HOME/hooks.json); `project`: the
+    /// current directory's (.claude/settings.json, .codex/hooks.json).
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: Scope,
+    /// Print the change as a diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    pub which: Which,
+    /// The hooklog binary the hooks run [default: this one].
+    #[arg(long)]
+    pub exe: Option<PathBuf>,
+    /// Written into the hook command as `--url`; without it the hook reads `HOOKLOG_URL` from
+    /// the agent's environment, or uses http://127.0.0.1:2468.
+    #[arg(long)]
+    pub url: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Cli {
+    Claude,
+    Codex,
+    All,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum Scope {
+    User,
+    Project,
+}
+
+impl Cli {
+    fn agents(self) -> &'static [Agent] {
+        match self {
+            Cli::Claude => &[Agent::Claude],
+            Cli::Codex => &[Agent::Codex],
+            Cli::All => &[Agent::Claude, Agent::Codex],
+        }
+    }
+}
+
+impl HooksCommand {
+    pub fn run(self) -> anyhow::Result<()> {
+        match self {
+            HooksCommand::Install(args) => {
+                let exe = match args.exe {
+                    Some(exe) => exe,
+                    None => std::env::current_exe().context("cannot tell where hooklog is")?,
+                };
+                for agent in args.which.cli.agents() {
+                    let command = install::command(&exe, *agent, args.url.as_deref());
+                    apply(*agent, &args.which, Some(&command))?;
+                }
+            }
+            HooksCommand::Uninstall(which) => {
+                for agent in which.cli.agents() {
+                    apply(*agent, &which, None)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The settings file `agent` reads for `scope`.
+pub fn settings_path(agent: Agent, scope: Scope) -> anyhow::Result<PathBuf> {
+    let env_dir = |var: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = || env_dir("HOME").context("HOME is not set");
+    Ok(match (agent, scope) {
+        (Agent::Claude, Scope::User) => match env_dir("CLAUDE_CONFIG_DIR") {
+            Some(dir) => dir.join("settings.json"),
+            None => home()?.join(".claude").join("settings.json"),
+        },
+        (Agent::Claude, Scope::Project) => PathBuf::from(".claude").join("settings.json"),
+        (Agent::Codex, Scope::User) => match env_dir("CODEX_HOME") {
+            Some(dir) => dir.join("hooks.json"),
+            None => home()?.join(".codex").join("hooks.json"),
+        },
+        (Agent::Codex, Scope::Project) => PathBuf::from(".codex").join("hooks.json"),
+    })
+}
+
+/// The copy of a settings file taken before hooklog first wrote to it.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".hooklog-backup");
+    path.with_file_name(name)
+}
+
+fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<()> {
+    let path = settings_path(agent, which.scope)?;
+    let shown = path.display().to_string();
+    let original = match fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {shown}")),
+    };
+    let before = original.as_deref().unwrap_or("");
+    let after = install::edit(before, &shown, agent, command)?;
+    let backup = backup_path(&path);
+    // A file that did not exist before hooklog made it goes away with hooklog's entries.
+    let remove = command.is_none()
+        && !backup.exists()
+        && serde_json::from_str::<serde_json::Value>(&after)
+            .is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()));
+    let unchanged = match &original {
+        Some(text) => !remove && *text == after,
+        None => command.is_none(),
+    };
+    let verb = if command.is_some() {
+        "install"
+    } else {
+        "uninstall"
+    };
+    if unchanged {
+        println!("{}: {shown}: nothing to {verb}", agent.name());
+        return Ok(());
+    }
+    let after = if remove { String::new() } else { after };
+    if which.dry_run {
+        let diff = similar::TextDiff::from_lines(before, &after);
+        print!(
+            "{}",
+            diff.unified_diff().header(
+                &format!("{shown} (now)"),
+                &format!("{shown} (after {verb})")
+            )
+        );
+        return Ok(());
+    }
+    if let Some(text) = &original
+        && !backup.exists()
+    {
+        fs::write(&backup, text)
+            .with_context(|| format!("cannot back {shown} up to {}", backup.display()))?;
+        println!(
+            "{}: backed {shown} up to {}",
+            agent.name(),
+            backup.display()
+        );
+    }
+    if remove {
+        fs::remove_file(&path).with_context(|| format!("cannot remove {shown}"))?;
+        println!("{}: {shown}: removed (hooklog had made it)", agent.name());
+        return Ok(());
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let tmp = path.with_extension("hooklog-tmp");
+    fs::write(&tmp, &after).with_context(|| format!("cannot write {}", tmp.display()))?;
+    if let Ok(meta) = fs::metadata(&path) {
+        let _ = fs::set_permissions(&tmp, meta.permissions());
+    }
+    fs::rename(&tmp, &path).with_context(|| format!("cannot replace {shown}"))?;
+    match command {
+        Some(_) => println!(
+            "{}: {shown}: hooklog hook runs on {} events",
+            agent.name(),
+            agent.events().len()
+        ),
+        None => println!("{}: {shown}: hooklog's hook entries removed", agent.name()),
+    }
+    Ok(())
+}

@@ -1,0 +1,547 @@
+//! `hooklog hook`, `hooklog spool` and `hooklog hooks install|uninstall`, run as the real
+//! binary against a real hooklog (or none), with the spool in a temporary directory.
+
+mod common;
+
+use common::{ServerProcess, free_port, open_read_only, spawn_app, wait_for};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hooklog");
+/// What a run may take beyond its own timeout: starting a process on a busy two-core machine.
+const START_UP_SLACK: Duration = Duration::from_millis(1000);
+
+struct Run {
+    output: Output,
+    elapsed: Duration,
+}
+
+/// One `hooklog hook` run with `body` on stdin.
+fn hook(spool: &Path, url: &str, timeout_ms: u64, body: &[u8], args: &[&str]) -> Run {
+    let started = Instant::now();
+    let mut child = Command::new(BIN)
+        .arg("hook")
+        .args(args)
+        .env("HOOKLOG_URL", url)
+        .env("HOOKLOG_SPOOL", spool)
+        .env("HOOKLOG_TIMEOUT_MS", timeout_ms.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start hooklog hook");
+    child.stdin.take().unwrap().write_all(body).unwrap();
+    let output = child.wait_with_output().unwrap();
+    Run {
+        output,
+        elapsed: started.elapsed(),
+    }
+}
+
+/// Checks what a hook run must always be: exit 0, nothing printed, within its timeout.
+fn assert_quiet(run: &Run, timeout_ms: u64) {
+    assert_eq!(run.output.status.code(), Some(0), "hook exit code");
+    assert!(run.output.stdout.is_empty(), "hook printed to stdout");
+    assert!(
+        run.output.stderr.is_empty(),
+        "hook printed to stderr: {}",
+        String::from_utf8_lossy(&run.output.stderr)
+    );
+    assert!(
+        run.elapsed < Duration::from_millis(timeout_ms) + START_UP_SLACK,
+        "hook took {:?} with a {timeout_ms} ms timeout",
+        run.elapsed
+    );
+}
+
+fn spooled(spool: &Path) -> usize {
+    std::fs::read_dir(spool)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".event"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn tool_call(session: &str, n: usize) -> Vec<u8> {
+    json!({"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+           "tool_use_id": format!("tu-{n}"), "tool_input": {"command": format!("echo {n}")}, "n": n})
+    .to_string()
+    .into_bytes()
+}
+
+fn cli(args: &[&str], envs: &[(&str, &Path)]) -> Output {
+    let mut command = Command::new(BIN);
+    command.args(args);
+    for (k, v) in envs {
+        command.env(k, v);
+    }
+    command.output().expect("run hooklog")
+}
+
+/// Each session's `n` values in stored order.
+fn stored_order(db: &Path) -> Vec<(String, Vec<i64>)> {
+    let conn = open_read_only(db);
+    let mut stmt = conn
+        .prepare(
+            "SELECT session_id, json_extract(payload, '$.n') FROM events \
+             ORDER BY session_id, session_sequence",
+        )
+        .unwrap();
+    let mut sessions: Vec<(String, Vec<i64>)> = Vec::new();
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))
+        .unwrap();
+    for row in rows {
+        let (session, n) = row.unwrap();
+        match sessions.last_mut() {
+            Some((s, ns)) if *s == session => ns.push(n),
+            _ => sessions.push((session, vec![n])),
+        }
+    }
+    sessions
+}
+
+/// Server down: 500 runs (five sessions, one thread each, so runs overlap) all exit 0 quietly
+/// within the timeout and spool their events. Server up: the next runs drain the spool, and
+/// the log holds all the events exactly once, each session's in the order they were run, with
+/// the time they were captured rather than delivered.
+#[test]
+fn server_down_then_up_every_event_once_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let timeout_ms = 1500;
+    const SESSIONS: usize = 5;
+    const PER_SESSION: usize = 100;
+    std::thread::scope(|scope| {
+        for s in 0..SESSIONS {
+            let (spool, url) = (&spool, &url);
+            scope.spawn(move || {
+                for i in 0..PER_SESSION {
+                    let run = hook(spool, url, timeout_ms, &tool_call(&format!("s{s}"), i), &[]);
+                    assert_quiet(&run, timeout_ms);
+                }
+            });
+        }
+    });
+    assert_eq!(spooled(&spool), SESSIONS * PER_SESSION);
+    let down_until = chrono::Utc::now();
+
+    let db = dir.path().join("hooklog.db");
+    let _server = ServerProcess::start(&db, &format!("127.0.0.1:{port}"));
+    let mut extra = 0;
+    std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for s in 0..SESSIONS {
+            let (spool, url) = (&spool, &url);
+            handles.push(scope.spawn(move || {
+                let mut runs = 0;
+                // Each later run delivers at most 200 spooled events; a few runs empty it.
+                while spooled(spool) > 0 && runs < 20 {
+                    let body = tool_call(&format!("s{s}"), PER_SESSION + runs);
+                    assert_quiet(&hook(spool, url, timeout_ms, &body, &[]), timeout_ms);
+                    runs += 1;
+                }
+                runs
+            }));
+        }
+        extra = handles
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .sum::<usize>();
+    });
+    // A last run with nothing to add delivers whatever the threads' last runs left behind.
+    assert_quiet(&hook(&spool, &url, timeout_ms, b"", &[]), timeout_ms);
+    assert_eq!(spooled(&spool), 0, "the spool is empty");
+
+    let sessions = stored_order(&db);
+    assert_eq!(sessions.len(), SESSIONS);
+    let mut total = 0;
+    for (session, ns) in &sessions {
+        total += ns.len();
+        let expected: Vec<i64> = (0..ns.len() as i64).collect();
+        assert_eq!(
+            ns, &expected,
+            "session {session}: every event once, in order"
+        );
+        assert!(ns.len() >= PER_SESSION);
+    }
+    assert_eq!(total, SESSIONS * PER_SESSION + extra);
+    let conn = open_read_only(&db);
+    let late: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM events WHERE json_extract(payload, '$.n') < ?1 AND event_time > ?2",
+            rusqlite::params![PER_SESSION as i64, hooklog::event::time::format(down_until)],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(late, 0, "spooled events keep the time they were captured");
+    let status = cli(&["spool", "status", "--json"], &[("HOOKLOG_SPOOL", &spool)]);
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["events"], 0);
+    assert_eq!(status["dropped"], 0);
+}
+
+/// A proxy in front of hooklog that passes requests on at once and holds each answer back for
+/// `delay`: a server that commits, then answers too late.
+async fn slow_proxy(upstream: String, delay: Duration) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = upstream.trim_start_matches("http://").to_string();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let upstream = upstream.clone();
+            tokio::spawn(async move {
+                let server = tokio::net::TcpStream::connect(upstream).await.unwrap();
+                let (mut client_read, mut client_write) = client.into_split();
+                let (mut server_read, mut server_write) = server.into_split();
+                tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+                });
+                let mut first = vec![0; 64 * 1024];
+                let Ok(n) = server_read.read(&mut first).await else {
+                    return;
+                };
+                tokio::time::sleep(delay).await;
+                if client_write.write_all(&first[..n]).await.is_ok() {
+                    let _ = tokio::io::copy(&mut server_read, &mut client_write).await;
+                }
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+async fn hook_async(spool: &Path, url: &str, timeout_ms: u64, body: Vec<u8>) -> Run {
+    let (spool, url) = (spool.to_path_buf(), url.to_string());
+    tokio::task::spawn_blocking(move || hook(&spool, &url, timeout_ms, &body, &[]))
+        .await
+        .unwrap()
+}
+
+/// A server slower than the timeout: the run still ends within its timeout, and the event,
+/// which the server did store, is delivered again by the next run and stored once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_server_neither_stalls_the_hook_nor_doubles_the_event() {
+    let app = spawn_app().await;
+    let spool = app.dir.path().join("spool");
+    let slow = slow_proxy(app.url.clone(), Duration::from_secs(3)).await;
+    let timeout_ms = 400;
+    let run = hook_async(&spool, &slow, timeout_ms, tool_call("slow", 0)).await;
+    assert_quiet(&run, timeout_ms);
+    assert!(
+        run.elapsed >= Duration::from_millis(timeout_ms),
+        "the run waited for its timeout"
+    );
+    // The server stored it; the forwarder never heard, so it is still spooled.
+    wait_for(
+        Duration::from_secs(10),
+        "the slow request to commit",
+        || app.event_count() == 1,
+    )
+    .await;
+    assert_eq!(spooled(&spool), 1);
+
+    let run = hook_async(&spool, &app.url, 1500, tool_call("slow", 1)).await;
+    assert_quiet(&run, 1500);
+    assert_eq!(spooled(&spool), 0);
+    assert_eq!(app.event_count(), 2, "the re-delivery was a duplicate");
+    assert_eq!(
+        stored_order(&app.db_path),
+        vec![("slow".to_string(), vec![0, 1])]
+    );
+}
+
+/// A run whose stdin never closes still ends, at its timeout, with exit 0.
+#[test]
+fn a_stdin_that_never_closes_does_not_hold_the_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let mut child = Command::new(BIN)
+        .arg("hook")
+        .env("HOOKLOG_SPOOL", dir.path())
+        .env("HOOKLOG_TIMEOUT_MS", "300")
+        .env("HOOKLOG_URL", format!("http://127.0.0.1:{}", free_port()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _stdin = child.stdin.take();
+    let output = child.wait_with_output().unwrap();
+    let run = Run {
+        output,
+        elapsed: started.elapsed(),
+    };
+    assert_quiet(&run, 300);
+}
+
+/// Flags it does not know, and a URL that is not one, still exit 0 silently: a hook command
+/// with a typo must not block the agent.
+#[test]
+fn bad_arguments_are_silent_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = tool_call("s", 0);
+    for args in [
+        &["--no-such-flag"][..],
+        &["--route", "nowhere"],
+        &["--url", "::"],
+    ] {
+        let run = hook(dir.path(), "http://127.0.0.1:1", 500, &body, args);
+        assert_quiet(&run, 500);
+    }
+}
+
+/// An event hooklog refuses for what it is (not JSON) is dropped and logged, and does not
+/// hold back the events after it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_event_is_dropped_and_logged_not_retried() {
+    let app = spawn_app().await;
+    let spool = app.dir.path().join("spool");
+    assert_quiet(
+        &hook_async(&spool, &app.url, 1500, b"{not json".to_vec()).await,
+        1500,
+    );
+    assert_quiet(
+        &hook_async(&spool, &app.url, 1500, tool_call("r", 0)).await,
+        1500,
+    );
+    assert_eq!(spooled(&spool), 0);
+    assert_eq!(app.event_count(), 1);
+    let status = cli(&["spool", "status", "--json"], &[("HOOKLOG_SPOOL", &spool)]);
+    let status: Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["dropped"], 1);
+    assert_eq!(
+        status["lastDropped"]["reason"],
+        "refused by hooklog: HTTP 400"
+    );
+    assert!(
+        !std::fs::read_to_string(spool.join("dropped.ndjson"))
+            .unwrap()
+            .contains("not json"),
+        "the dropped log names events, it does not keep them"
+    );
+}
+
+/// `spool flush` fails (non-zero, the events kept) while hooklog is down, and delivers
+/// everything in order once it is up; `spool clear` empties the spool and logs each event.
+#[test]
+fn spool_flush_and_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool = dir.path().join("spool");
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    for i in 0..3 {
+        assert_quiet(&hook(&spool, &url, 1500, &tool_call("f", i), &[]), 1500);
+    }
+    let envs: [(&str, &Path); 1] = [("HOOKLOG_SPOOL", &spool)];
+    let flush = |url: &str| {
+        Command::new(BIN)
+            .args(["spool", "flush", "--url", url])
+            .env("HOOKLOG_SPOOL", &spool)
+            .output()
+            .unwrap()
+    };
+    let failed = flush(&url);
+    assert!(!failed.status.success());
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("3 events are still spooled"));
+    assert_eq!(spooled(&spool), 3);
+
+    let db = dir.path().join("hooklog.db");
+    let server = ServerProcess::start(&db, &format!("127.0.0.1:{port}"));
+    let flushed = flush(&server.url);
+    assert!(flushed.status.success(), "{flushed:?}");
+    assert!(String::from_utf8_lossy(&flushed.stdout).starts_with("delivered 3 (0 already stored)"));
+    assert_eq!(stored_order(&db), vec![("f".to_string(), vec![0, 1, 2])]);
+
+    // Two events spooled for a hooklog that is not there, then cleared.
+    let nowhere = format!("http://127.0.0.1:{}", free_port());
+    for i in 3..5 {
+        assert_quiet(&hook(&spool, &nowhere, 1500, &tool_call("f", i), &[]), 1500);
+    }
+    let cleared = cli(&["spool", "clear"], &envs);
+    assert_eq!(
+        String::from_utf8_lossy(&cleared.stdout),
+        "cleared 2 events\n"
+    );
+    assert_eq!(spooled(&spool), 0);
+    let status: Value =
+        serde_json::from_slice(&cli(&["spool", "status", "--json"], &envs).stdout).unwrap();
+    assert_eq!(status["dropped"], 2);
+}
+
+const USER_SETTINGS: &str = r#"{
+  "model": "opus",
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "~/bin/guard.sh",
+            "timeout": 10
+          }
+        ]
+      }
+    ],
+    "Stop": [
+      {
+        "hooks": [
+          {
+            "type": "command",
+            "command": "notify-send 'done'"
+          }
+        ]
+      }
+    ]
+  },
+  "permissions": {
+    "allow": [
+      "Bash(ls:*)"
+    ]
+  }
+}
+"#;
+
+/// Install into a settings.json with the user's own hooks, then uninstall: the file is the
+/// original byte for byte, a backup of the original exists, and the installed command, run as
+/// Claude Code runs it, delivers to hooklog.
+#[tokio::test(flavor = "multi_thread")]
+async fn install_then_uninstall_leaves_the_settings_as_they_were() {
+    let app = spawn_app().await;
+    let home = app.dir.path().join("home");
+    let settings = home.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, USER_SETTINGS).unwrap();
+    let envs: [(&str, &Path); 1] = [("HOME", &home)];
+
+    let dry = cli(&["hooks", "install", "--cli", "claude", "--dry-run"], &envs);
+    assert!(dry.status.success());
+    let diff = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        diff.contains("+") && diff.contains("hook --managed"),
+        "{diff}"
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), USER_SETTINGS);
+    assert!(!home.join(".claude/settings.json.hooklog-backup").exists());
+
+    let installed = cli(&["hooks", "install", "--cli", "claude"], &envs);
+    assert!(installed.status.success(), "{installed:?}");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let events = v["hooks"].as_object().unwrap();
+    assert_eq!(events.len(), 12);
+    assert_eq!(
+        v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+        "~/bin/guard.sh"
+    );
+    assert_eq!(
+        v["hooks"]["Stop"][0]["hooks"][0]["command"],
+        "notify-send 'done'"
+    );
+    let command = v["hooks"]["Stop"][1]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(command.ends_with("hook --managed"), "{command}");
+    assert_eq!(
+        std::fs::read_to_string(home.join(".claude/settings.json.hooklog-backup")).unwrap(),
+        USER_SETTINGS
+    );
+
+    // The entry works: the command as a shell runs it, a hook payload on stdin.
+    let mut child = Command::new("sh")
+        .args(["-c", &command])
+        .env("HOOKLOG_URL", &app.url)
+        .env("HOOKLOG_SPOOL", app.dir.path().join("spool"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"session_id":"installed","hook_event_name":"Stop"}"#)
+        .unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
+    assert_eq!(app.strings("SELECT session_id FROM events"), ["installed"]);
+
+    // Installing again replaces hooklog's entries instead of adding more.
+    assert!(
+        cli(&["hooks", "install", "--cli", "claude"], &envs)
+            .status
+            .success()
+    );
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), text);
+
+    let removed = cli(&["hooks", "uninstall", "--cli", "claude"], &envs);
+    assert!(removed.status.success(), "{removed:?}");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), USER_SETTINGS);
+    assert!(home.join(".claude/settings.json.hooklog-backup").exists());
+}
+
+/// Codex: `$CODEX_HOME/hooks.json`, made by install when missing (its eight events, the hook
+/// labelled `codex-cli`), and gone again after uninstall.
+#[test]
+fn codex_hooks_json_is_made_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex = dir.path().join("codex");
+    let envs: [(&str, &Path); 2] = [("CODEX_HOME", &codex), ("HOME", dir.path())];
+    let hooks = codex.join("hooks.json");
+    assert!(
+        cli(&["hooks", "install", "--cli", "codex"], &envs)
+            .status
+            .success()
+    );
+    let text = std::fs::read_to_string(&hooks).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    // In the file's own order (a `Value` would sort the keys).
+    let ordered: indexmap::IndexMap<String, indexmap::IndexMap<String, Value>> =
+        serde_json::from_str(&text).unwrap();
+    let events: Vec<&String> = ordered["hooks"].keys().collect();
+    assert_eq!(
+        events,
+        [
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "PermissionRequest",
+            "SubagentStart",
+            "SubagentStop",
+            "Stop"
+        ]
+    );
+    let command = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        command.ends_with("hook --managed --cli codex-cli"),
+        "{command}"
+    );
+    assert_eq!(v["hooks"]["PreToolUse"][0]["matcher"], "*");
+    assert!(
+        cli(&["hooks", "uninstall", "--cli", "codex"], &envs)
+            .status
+            .success()
+    );
+    assert!(
+        !hooks.exists(),
+        "hooklog made the file, so it takes it away"
+    );
+    let again = cli(&["hooks", "uninstall", "--cli", "codex"], &envs);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to uninstall"));
+}
