@@ -59,11 +59,7 @@ pub async fn require_token(
     if open || auth.accepts(given.as_deref()) {
         next.run(request).await
     } else {
-        tracing::debug!(
-            path = request.uri().path(),
-            had_token = given.is_some(),
-            "unauthorized"
-        );
+        tracing::debug!(had_token = given.is_some(), "unauthorized");
         ApiError::Unauthorized.into_response()
     }
 }

@@ -84,7 +84,7 @@ pub async fn check_host(
         Some(value) => value.to_str().map_or(true, |host| !check.accepts(host)),
     };
     if refused {
-        tracing::debug!(path = request.uri().path(), "host not allowed");
+        tracing::debug!("host not allowed");
         return ApiError::HostNotAllowed.into_response();
     }
     next.run(request).await

@@ -24,7 +24,7 @@ pub mod streams;
 use crate::config::Config;
 use crate::store::Store;
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, MatchedPath};
 use axum::handler::Handler;
 use axum::http::{HeaderName, Method, Request, Uri, header};
 use axum::middleware::from_fn_with_state;
@@ -181,10 +181,15 @@ pub fn router(state: AppState, bound: SocketAddr) -> Router {
             host::check_host,
         ))
         .layer(
-            // Spans carry the method and path only: query strings may hold tokens, bodies
-            // hold prompts and commands, and neither belongs in logs.
+            // Spans carry the method and the route's template only (`/sessions/{id}/events`):
+            // paths hold ids and whatever a client typed, query strings may hold tokens,
+            // bodies hold prompts and commands; none of it belongs in logs.
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-                tracing::debug_span!("request", method = %request.method(), path = %request.uri().path())
+                let route = request
+                    .extensions()
+                    .get::<MatchedPath>()
+                    .map_or("(no route)", MatchedPath::as_str);
+                tracing::debug_span!("request", method = %request.method(), route)
             }),
         )
         .with_state(state)
