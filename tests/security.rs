@@ -503,3 +503,81 @@ async fn bodies_over_the_limit_are_413_on_every_ingest_route() {
     }
     assert_eq!(app.event_count(), 0);
 }
+
+#[tokio::test]
+async fn the_cli_clients_send_the_token_and_stop_clearly_without_it() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::ServerProcess::start_with(&dir.path().join("h.db"), "127.0.0.1:0", |c| {
+        c.args(["--token", TOKEN]);
+    });
+    let url = server.url.clone();
+    let hooklog = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_hooklog"));
+        command.args(args).env_remove("HOOKLOG_TOKEN");
+        command
+    };
+
+    // replay --to, with and without the token.
+    let recording = dir.path().join("r.ndjson");
+    let lines: Vec<String> = (1..=2)
+        .map(|i| {
+            json!({"schemaVersion": "hooklog.event.v1", "id": format!("r-{i}"), "type": "Stop",
+                   "context": {"sessionId": "rs"}, "payload": {}})
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&recording, lines.join("\n")).unwrap();
+    let recording = recording.to_str().unwrap();
+    let refused = hooklog(&["replay", recording, "--to", &url, "--no-delay"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let replayed = hooklog(&[
+        "replay",
+        recording,
+        "--to",
+        &url,
+        "--no-delay",
+        "--token",
+        TOKEN,
+    ])
+    .output()
+    .unwrap();
+    assert!(
+        replayed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replayed.stderr)
+    );
+
+    // tail with the token prints both events; without it, it stops with a message.
+    let mut tail = hooklog(&["tail", "rs", "--json", "--url", &url, "--token", TOKEN])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (lines, printed) = std::sync::mpsc::channel();
+    let stdout = tail.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let printed: Vec<Value> = (0..2)
+        .map(|_| {
+            let line = printed
+                .recv_timeout(Duration::from_secs(10))
+                .expect("tail printed an event");
+            serde_json::from_str(&line).unwrap()
+        })
+        .collect();
+    let _ = tail.kill();
+    let _ = tail.wait();
+    assert_eq!(printed[0]["id"], "r-1");
+    assert_eq!(printed[1]["id"], "r-2");
+    let without = hooklog(&["tail", "rs", "--url", &url]).output().unwrap();
+    assert!(!without.status.success());
+    let stderr = String::from_utf8_lossy(&without.stderr);
+    assert!(stderr.contains("refused the token"), "{stderr}");
+}
