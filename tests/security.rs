@@ -321,6 +321,7 @@ async fn cors_allows_no_origin_by_default_and_only_the_configured_ones() {
         .await
         .unwrap();
     assert_eq!(allowed_origin(&get), None);
+    assert_eq!(get.status(), StatusCode::FORBIDDEN, "no origin is allowed");
 
     let open = spawn_app_with(|c| {
         c.security.cors_origins = vec![dev.into()];
@@ -580,4 +581,49 @@ async fn the_cli_clients_send_the_token_and_stop_clearly_without_it() {
     assert!(!without.status.success());
     let stderr = String::from_utf8_lossy(&without.stderr);
     assert!(stderr.contains("refused the token"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_page_of_another_origin_cannot_write_even_with_a_simple_request() {
+    // `text/plain` needs no preflight: the browser sends it, only the answer is hidden from
+    // the page. hooklog parses any body as JSON, so the Origin check is what stops the write.
+    let app =
+        spawn_app_with(|c| c.security.cors_origins = vec!["http://localhost:5173".into()]).await;
+    let simple = |origin: Option<&str>| {
+        let mut request = app
+            .client
+            .post(format!("{}/events", app.url))
+            .header("content-type", "text/plain")
+            .body(r#"{"type":"Stop","sessionId":"csrf"}"#);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        request.send()
+    };
+    for origin in ["http://evil.example", "null", "http://localhost:5174"] {
+        let response = simple(Some(origin)).await.unwrap();
+        assert_eq!(response.status(), StatusCode::FORBIDDEN, "{origin}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"], "origin_not_allowed");
+    }
+    let read = app
+        .client
+        .get(format!("{}/events", app.url))
+        .header("origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), StatusCode::FORBIDDEN);
+    assert_eq!(app.event_count(), 0, "a refused page stored something");
+
+    // The configured origin, and clients that send no Origin (hooks, curl), are served.
+    assert_eq!(
+        simple(Some("http://localhost:5173"))
+            .await
+            .unwrap()
+            .status(),
+        StatusCode::OK
+    );
+    assert_eq!(simple(None).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(app.event_count(), 2);
 }

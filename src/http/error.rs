@@ -33,6 +33,8 @@ pub enum ApiError {
     Unauthorized,
     #[error("the Host header names another server")]
     HostNotAllowed,
+    #[error("a browser page of an origin not allowed")]
+    OriginNotAllowed,
     #[error("rate limited")]
     TooManyRequests { retry_after_secs: u64 },
     #[error("{limit} event streams are open already")]
@@ -116,6 +118,10 @@ impl ApiError {
             ApiError::HostNotAllowed => (
                 StatusCode::FORBIDDEN,
                 json!({ "error": "host_not_allowed", "message": "the Host header does not name this server (see --allow-host)" }),
+            ),
+            ApiError::OriginNotAllowed => (
+                StatusCode::FORBIDDEN,
+                json!({ "error": "origin_not_allowed", "message": "requests from this browser origin are refused (see --cors-origin)" }),
             ),
             ApiError::TooManyRequests { retry_after_secs } => (
                 StatusCode::TOO_MANY_REQUESTS,

@@ -15,6 +15,7 @@ pub mod heroes;
 pub mod hooks;
 pub mod host;
 pub mod missions;
+pub mod origin;
 pub mod owners;
 pub mod rate;
 pub mod recordings;
@@ -143,8 +144,8 @@ pub fn routes() -> Vec<Route> {
 }
 
 /// Every route, behind the guards. Outermost first: trace, `Host` check (on a loopback
-/// `bound` address), CORS (answers preflights itself), rate limit, token, body limit, body
-/// timeout, JSON depth. `bound` is the address the listener has.
+/// `bound` address), `Origin` check, CORS (answers preflights itself), rate limit, token, body
+/// limit, body timeout, JSON depth. `bound` is the address the listener has.
 pub fn router(state: AppState, bound: SocketAddr) -> Router {
     let security = &state.config.security;
     let body_limit = state.config.body_limit;
@@ -176,6 +177,10 @@ pub fn router(state: AppState, bound: SocketAddr) -> Router {
         router = router.layer(cors(&security.cors_origins));
     }
     router
+        .layer(from_fn_with_state(
+            origin::OriginCheck::new(&security.cors_origins),
+            origin::check_origin,
+        ))
         .layer(from_fn_with_state(
             host::HostCheck::new(bound, &security.extra_hosts),
             host::check_host,
