@@ -137,6 +137,9 @@ impl ServeArgs {
         if !(self.rate_limit >= 0.0 && self.rate_limit.is_finite()) {
             bail!("--rate-limit must be a number >= 0 (0: no limit)");
         }
+        if self.rate_limit == 0.0 && self.rate_limit_burst.is_some() {
+            bail!("--rate-limit-burst needs a --rate-limit");
+        }
         let rate_limit = (self.rate_limit > 0.0).then(|| RateLimit {
             per_second: self.rate_limit,
             burst: self.rate_limit_burst.unwrap_or(self.rate_limit).max(1.0),
