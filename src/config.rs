@@ -44,6 +44,66 @@ pub struct Config {
     pub clock: crate::event::time::Clock,
     /// A watcher owner silent for longer than this is hung: the next acquire takes over.
     pub owner_hung_after: Duration,
+    /// Who may talk to hooklog, and how much (docs/security.md).
+    pub security: Security,
+}
+
+/// The bearer token, host check, CORS origins and limits. Defaults: no token, loopback host
+/// names only, no CORS origin, no rate limit, 4,096 open streams, JSON nested 64 deep.
+#[derive(Debug, Clone)]
+pub struct Security {
+    /// When set, every route but `/health` wants `Authorization: Bearer <token>`.
+    pub token: Option<Secret>,
+    /// Host names accepted on a loopback bind besides `localhost`, `127.0.0.1` and `[::1]`.
+    pub extra_hosts: Vec<String>,
+    /// Browser origins allowed to read answers (CORS). Empty: none.
+    pub cors_origins: Vec<String>,
+    /// Requests per second per client address; `None`: no limit.
+    pub rate_limit: Option<RateLimit>,
+    /// Event streams open at once (SSE and replays); one more is a `503`.
+    pub max_streams: usize,
+    /// Deepest nesting of `[` and `{` a request body may have; deeper is a `400`.
+    pub max_json_depth: usize,
+}
+
+/// A token bucket per client address: `burst` requests at once, refilled at `per_second`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateLimit {
+    pub per_second: f64,
+    pub burst: f64,
+}
+
+/// A value that must never reach a log: its `Debug` prints `<redacted>`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+pub const DEFAULT_MAX_STREAMS: usize = 4096;
+pub const DEFAULT_MAX_JSON_DEPTH: usize = 64;
+/// The Vite dev server's and preview's origins, allowed by `--cors-dev-origins`.
+pub const DEV_ORIGINS: [&str; 4] = [
+    "http://localhost:5173",
+    "http://127.0.0.1:5173",
+    "http://localhost:4173",
+    "http://127.0.0.1:4173",
+];
+
+impl Default for Security {
+    fn default() -> Security {
+        Security {
+            token: None,
+            extra_hosts: Vec::new(),
+            cors_origins: Vec::new(),
+            rate_limit: None,
+            max_streams: DEFAULT_MAX_STREAMS,
+            max_json_depth: DEFAULT_MAX_JSON_DEPTH,
+        }
+    }
 }
 
 pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
@@ -62,6 +122,7 @@ impl Config {
             retention: Default::default(),
             clock: Default::default(),
             owner_hung_after: Duration::from_secs(60),
+            security: Security::default(),
         }
     }
 }

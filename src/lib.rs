@@ -47,12 +47,14 @@ impl App {
                 .expect("opening the store panicked")?
         };
         let (shutdown, stopping) = tokio::sync::watch::channel(false);
+        let stream_slots = Arc::new(tokio::sync::Semaphore::new(config.security.max_streams));
         Ok(App {
             state: http::AppState {
                 store: Arc::new(store),
                 config: Arc::new(config),
                 started: Instant::now(),
                 shutdown: stopping,
+                stream_slots,
             },
             shutdown,
         })
@@ -71,10 +73,15 @@ impl App {
     ) -> std::io::Result<()> {
         let store = self.state.store.clone();
         let drain_timeout = self.state.config.drain_timeout;
-        let router = http::router(self.state);
+        let router = http::router(self.state, listener.local_addr()?);
         let stopping = self.shutdown;
         let mut begun = stopping.subscribe();
-        let graceful = axum::serve(listener, router).with_graceful_shutdown(async move {
+        let graceful = axum::serve(
+            listener,
+            // The peer address keys the rate limit.
+            router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
             shutdown.await;
             // Open event streams end on this, so they do not hold the shutdown open.
             let _ = stopping.send(true);

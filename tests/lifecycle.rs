@@ -149,7 +149,10 @@ async fn a_client_that_never_finishes_its_body_gets_408_and_cannot_hold_shutdown
     })
     .await;
     let addr = app.url.trim_start_matches("http://").to_string();
-    let partial = "POST /events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{";
+    // The Host must name the server: the DNS-rebinding check refuses any other.
+    let partial = format!(
+        "POST /events HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
+    );
 
     // The body timeout answers a stalled body with 408.
     let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
@@ -166,7 +169,7 @@ async fn a_client_that_never_finishes_its_body_gets_408_and_cannot_hold_shutdown
     // A client stalled in its headers keeps its connection open; shutdown closes it anyway.
     let mut stalled = tokio::net::TcpStream::connect(&addr).await.unwrap();
     stalled
-        .write_all(b"POST /events HTTP/1.1\r\nHost: x\r\n")
+        .write_all(format!("POST /events HTTP/1.1\r\nHost: {addr}\r\n").as_bytes())
         .await
         .unwrap();
     app.post_json(&json!({"type": "Stop"})).await;

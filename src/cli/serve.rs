@@ -1,7 +1,10 @@
 //! `hooklog serve`: run the server until SIGTERM or Ctrl-C.
 
 use crate::App;
-use crate::config::{Config, DEFAULT_BODY_LIMIT, Durability};
+use crate::config::{
+    Config, DEFAULT_BODY_LIMIT, DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_STREAMS, DEV_ORIGINS,
+    Durability, RateLimit, Secret, Security,
+};
 use anyhow::{Context, bail};
 use clap::Args;
 use std::net::SocketAddr;
@@ -19,8 +22,8 @@ pub struct ServeArgs {
     /// commits on power loss (never on a crash of hooklog itself).
     #[arg(long, value_enum, default_value_t = Durability::Full)]
     pub durability: Durability,
-    /// Largest request body accepted, in bytes.
-    #[arg(long, default_value_t = DEFAULT_BODY_LIMIT)]
+    /// Largest request body accepted, in bytes (413 above it).
+    #[arg(long, env = "HOOKLOG_BODY_LIMIT", default_value_t = DEFAULT_BODY_LIMIT)]
     pub body_limit: usize,
     /// Keep at most this many events; older ones are pruned (positions keep counting).
     #[arg(long, env = "HOOKLOG_RETAIN_MAX_EVENTS")]
@@ -28,21 +31,52 @@ pub struct ServeArgs {
     /// Prune events received longer ago than this (e.g. `30d`, `12h`, `90m`).
     #[arg(long, env = "HOOKLOG_RETAIN_MAX_AGE", value_parser = humantime::parse_duration)]
     pub retain_max_age: Option<std::time::Duration>,
-    /// Allow listening on a non-loopback address (hooklog stores prompts and commands).
+    /// Allow listening on a non-loopback address (hooklog stores prompts and commands); a
+    /// token is then required.
     #[arg(long, env = "HOOKLOG_ALLOW_NON_LOOPBACK_BIND")]
     pub allow_non_loopback: bool,
+    /// Require `Authorization: Bearer <token>` on every route but /health.
+    #[arg(long, env = "HOOKLOG_AUTH_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// A browser origin allowed to call hooklog (CORS), e.g. `http://localhost:3000`. Repeat,
+    /// or separate with commas. None by default.
+    #[arg(
+        long = "cors-origin",
+        env = "HOOKLOG_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    pub cors_origins: Vec<String>,
+    /// Also allow the local Vite dev and preview origins (localhost and 127.0.0.1, ports 5173
+    /// and 4173).
+    #[arg(long, env = "HOOKLOG_CORS_DEV_ORIGINS")]
+    pub cors_dev_origins: bool,
+    /// A host name accepted in the Host header on a loopback bind, besides localhost,
+    /// 127.0.0.1 and [::1]. Repeat, or separate with commas.
+    #[arg(
+        long = "allow-host",
+        env = "HOOKLOG_ALLOW_HOSTS",
+        value_delimiter = ','
+    )]
+    pub allow_hosts: Vec<String>,
+    /// Requests per second allowed per client address (a token bucket); 0: no limit.
+    #[arg(long, env = "HOOKLOG_RATE_LIMIT", default_value_t = 0.0)]
+    pub rate_limit: f64,
+    /// Requests a client may send at once before the rate applies (default: one second's
+    /// worth, at least 1).
+    #[arg(long, env = "HOOKLOG_RATE_LIMIT_BURST")]
+    pub rate_limit_burst: Option<f64>,
+    /// Event streams (SSE, replays) open at once; one more is answered 503.
+    #[arg(long, env = "HOOKLOG_MAX_STREAMS", default_value_t = DEFAULT_MAX_STREAMS)]
+    pub max_streams: usize,
+    /// Deepest nesting of arrays and objects accepted in a request body (400 deeper).
+    #[arg(long, env = "HOOKLOG_MAX_JSON_DEPTH", default_value_t = DEFAULT_MAX_JSON_DEPTH)]
+    pub max_json_depth: usize,
 }
 
 impl ServeArgs {
     pub fn run(self) -> anyhow::Result<()> {
         init_tracing();
-        if !self.bind.ip().is_loopback() && !self.allow_non_loopback {
-            bail!(
-                "refusing to listen on {}: it is not a loopback address and hooklog stores prompts and \
-                 commands; pass --allow-non-loopback if you really mean it",
-                self.bind
-            );
-        }
+        let security = self.security()?;
         let config = Config {
             durability: self.durability,
             body_limit: self.body_limit,
@@ -50,6 +84,7 @@ impl ServeArgs {
                 max_events: self.retain_max_events,
                 max_age: self.retain_max_age,
             },
+            security,
             ..Config::for_path(&self.db)
         };
         let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
@@ -70,6 +105,64 @@ impl ServeArgs {
             app.serve(listener, shutdown_signal()).await?;
             tracing::info!("stopped cleanly");
             Ok(())
+        })
+    }
+}
+
+impl ServeArgs {
+    /// The security settings, or why these flags cannot start a server.
+    pub fn security(&self) -> anyhow::Result<Security> {
+        let token = match self.token.as_deref().map(str::trim) {
+            Some("") => {
+                bail!("the token is empty; pass a real one with --token or HOOKLOG_AUTH_TOKEN")
+            }
+            token => token.map(|t| Secret(t.to_string())),
+        };
+        if !self.bind.ip().is_loopback() {
+            if !self.allow_non_loopback {
+                bail!(
+                    "refusing to listen on {}: it is not a loopback address and hooklog stores prompts and \
+                     commands; pass --allow-non-loopback (and a --token) if you really mean it",
+                    self.bind
+                );
+            }
+            if token.is_none() {
+                bail!(
+                    "refusing to listen on {} without a token: on a non-loopback address every client \
+                     must authenticate; pass --token or set HOOKLOG_AUTH_TOKEN",
+                    self.bind
+                );
+            }
+        }
+        if !(self.rate_limit >= 0.0 && self.rate_limit.is_finite()) {
+            bail!("--rate-limit must be a number >= 0 (0: no limit)");
+        }
+        if self.rate_limit == 0.0 && self.rate_limit_burst.is_some() {
+            bail!("--rate-limit-burst needs a --rate-limit");
+        }
+        let rate_limit = (self.rate_limit > 0.0).then(|| RateLimit {
+            per_second: self.rate_limit,
+            burst: self.rate_limit_burst.unwrap_or(self.rate_limit).max(1.0),
+        });
+        if self.max_streams == 0 || self.max_json_depth == 0 {
+            bail!("--max-streams and --max-json-depth must be at least 1");
+        }
+        let mut cors_origins = self.cors_origins.clone();
+        if self.cors_dev_origins {
+            cors_origins.extend(DEV_ORIGINS.iter().map(|o| o.to_string()));
+        }
+        for origin in &cors_origins {
+            if origin == "*" || axum::http::HeaderValue::from_str(origin).is_err() {
+                bail!("--cors-origin {origin:?} is not an origin such as http://localhost:3000");
+            }
+        }
+        Ok(Security {
+            token,
+            extra_hosts: self.allow_hosts.clone(),
+            cors_origins,
+            rate_limit,
+            max_streams: self.max_streams,
+            max_json_depth: self.max_json_depth,
         })
     }
 }

@@ -5,7 +5,7 @@ use crate::ingest::InvalidRequest;
 use crate::store::{AppendError, StoreError};
 use axum::Json;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
-use axum::http::StatusCode;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
@@ -29,6 +29,16 @@ pub enum ApiError {
     ShuttingDown,
     #[error("internal error: {0}")]
     Internal(String),
+    #[error("no valid bearer token")]
+    Unauthorized,
+    #[error("the Host header names another server")]
+    HostNotAllowed,
+    #[error("a browser page of an origin not allowed")]
+    OriginNotAllowed,
+    #[error("rate limited")]
+    TooManyRequests { retry_after_secs: u64 },
+    #[error("{limit} event streams are open already")]
+    TooManyStreams { limit: usize },
 }
 
 impl ApiError {
@@ -39,8 +49,18 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let retry_after = match &self {
+            ApiError::TooManyRequests { retry_after_secs } => Some(*retry_after_secs),
+            _ => None,
+        };
         let (status, body) = self.parts();
-        (status, Json(body)).into_response()
+        let mut response = (status, Json(body)).into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
     }
 }
 
@@ -91,6 +111,34 @@ impl ApiError {
                 StatusCode::SERVICE_UNAVAILABLE,
                 json!({ "error": "shutting_down", "message": "hooklog is stopping and did not store these events; retry with the same event ids" }),
             ),
+            ApiError::Unauthorized => (
+                StatusCode::UNAUTHORIZED,
+                json!({ "error": "unauthorized", "message": "this hooklog wants Authorization: Bearer <token>" }),
+            ),
+            ApiError::HostNotAllowed => (
+                StatusCode::FORBIDDEN,
+                json!({ "error": "host_not_allowed", "message": "the Host header does not name this server (see --allow-host)" }),
+            ),
+            ApiError::OriginNotAllowed => (
+                StatusCode::FORBIDDEN,
+                json!({ "error": "origin_not_allowed", "message": "requests from this browser origin are refused (see --cors-origin)" }),
+            ),
+            ApiError::TooManyRequests { retry_after_secs } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                json!({
+                    "error": "rate_limited",
+                    "message": "too many requests from this address; retry after the Retry-After delay",
+                    "details": { "retryAfterSeconds": retry_after_secs },
+                }),
+            ),
+            ApiError::TooManyStreams { limit } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({
+                    "error": "too_many_streams",
+                    "message": format!("{limit} event streams are open, the most this hooklog serves at once; retry later"),
+                    "details": { "maxStreams": limit },
+                }),
+            ),
             ApiError::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
                 (
@@ -140,6 +188,11 @@ impl ApiError {
             ApiError::PayloadTooLarge { limit }
         } else if timed_out(&rejection) {
             ApiError::BodyTimeout
+        } else if let Some(limit) = too_deep(&rejection) {
+            ApiError::Invalid(InvalidRequest::new(
+                format!("the body nests JSON deeper than {limit} levels"),
+                json!({ "maxDepth": limit }),
+            ))
         } else {
             ApiError::invalid(format!(
                 "could not read the request body: {}",
@@ -163,12 +216,22 @@ impl From<PathRejection> for ApiError {
 
 /// Whether a body failed because `RequestBodyTimeoutLayer` gave up on it.
 fn timed_out(rejection: &BytesRejection) -> bool {
+    cause::<tower_http::timeout::TimeoutError>(rejection).is_some()
+}
+
+/// The depth limit a body broke, if that is why it failed.
+fn too_deep(rejection: &BytesRejection) -> Option<usize> {
+    cause::<super::depth::TooDeep>(rejection).map(|e| e.limit)
+}
+
+/// The first error of type `E` in a rejection's chain of causes.
+fn cause<E: std::error::Error + 'static>(rejection: &BytesRejection) -> Option<&E> {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(rejection);
     while let Some(error) = source {
-        if error.is::<tower_http::timeout::TimeoutError>() {
-            return true;
+        if let Some(found) = error.downcast_ref::<E>() {
+            return Some(found);
         }
         source = error.source();
     }
-    false
+    None
 }

@@ -145,7 +145,9 @@ fn refused(error: &NormalizedError) -> Response {
 
 /// Seed 001 knows one body for a failure on its side, `500 {"error":"Internal server
 /// error"}`; a body too large or too slow, or a bad idempotency header, keep their status with
-/// a body of the same shape.
+/// a body of the same shape. A database that refuses the write (disk full, read-only) is not
+/// a failure of hooklog's: it is the shared `503` with the seed's body shape
+/// (`{"error":"storage_unavailable"}`), so a producer can tell "retry later" from a bug.
 fn seed_error(error: ApiError) -> Response {
     let (status, message) = match error {
         ApiError::Invalid(e) => (StatusCode::BAD_REQUEST, e.message),
@@ -153,6 +155,14 @@ fn seed_error(error: ApiError) -> Response {
             (StatusCode::PAYLOAD_TOO_LARGE, "Payload too large".into())
         }
         ApiError::BodyTimeout => (StatusCode::REQUEST_TIMEOUT, "Request timeout".into()),
+        ApiError::StorageUnavailable(cause) => {
+            tracing::error!(%cause, "storage unavailable");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "storage_unavailable".into(),
+            )
+        }
+        ApiError::ShuttingDown => (StatusCode::SERVICE_UNAVAILABLE, "shutting_down".into()),
         other => {
             tracing::error!(error = %other, "a normalized event could not be stored");
             (

@@ -1,8 +1,10 @@
 //! The HTTP surface: the whole route table in [`router`], one file per resource family.
 
 pub mod alerts;
+pub mod auth;
 pub mod claims;
 pub mod decide;
+pub mod depth;
 pub mod error;
 pub mod events;
 pub mod extract;
@@ -11,8 +13,11 @@ pub mod gaps;
 pub mod health;
 pub mod heroes;
 pub mod hooks;
+pub mod host;
 pub mod missions;
+pub mod origin;
 pub mod owners;
+pub mod rate;
 pub mod recordings;
 pub mod sessions;
 pub mod streams;
@@ -20,13 +25,17 @@ pub mod streams;
 use crate::config::Config;
 use crate::store::Store;
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
-use axum::http::{Request, Uri};
-use axum::routing::{get, post};
+use axum::extract::{DefaultBodyLimit, MatchedPath};
+use axum::handler::Handler;
+use axum::http::{HeaderName, Method, Request, Uri, header};
+use axum::middleware::from_fn_with_state;
+use axum::routing::{MethodFilter, MethodRouter, on};
 use error::ApiError;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
+use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
@@ -38,66 +47,180 @@ pub struct AppState {
     pub started: Instant,
     /// Turns true when the server starts shutting down; open streams end on it.
     pub shutdown: watch::Receiver<bool>,
+    /// One permit per event stream that may be open (`Security::max_streams`).
+    pub stream_slots: Arc<Semaphore>,
 }
 
-/// Every route hooklog serves.
-pub fn router(state: AppState) -> Router {
+/// One route: a method, a path template and its handler. Built only through [`at`], so the
+/// method listed is the one the handler is routed for.
+pub struct Route {
+    pub method: Method,
+    pub path: &'static str,
+    handler: MethodRouter<AppState>,
+}
+
+fn at<H, T>(method: Method, path: &'static str, handler: H) -> Route
+where
+    H: Handler<T, AppState>,
+    T: 'static,
+{
+    let filter = MethodFilter::try_from(method.clone()).expect("a routable method");
+    Route {
+        method,
+        path,
+        handler: on(filter, handler),
+    }
+}
+
+/// Every route hooklog serves, in one table. The router is built from it, and the tests walk
+/// it (every route but `/health` must want the token), so a route cannot be served without
+/// being listed here. Every `GET` also answers `HEAD`.
+pub fn routes() -> Vec<Route> {
+    use Method as M;
+    vec![
+        at(M::GET, "/health", health::health),
+        at(M::GET, "/stats", health::stats),
+        at(M::GET, "/events", events::list),
+        at(M::POST, "/events", events::ingest),
+        at(M::GET, "/events/{id}", events::one),
+        at(M::POST, "/event", hooks::event),
+        at(M::POST, "/event/normalized", hooks::normalized),
+        at(M::GET, "/sessions", sessions::list),
+        at(M::GET, "/sessions/{id}", sessions::one),
+        at(M::GET, "/sessions/{id}/events", streams::session),
+        at(M::GET, "/sessions/{id}/export", recordings::export),
+        at(M::GET, "/sessions/{id}/replay", recordings::replay),
+        at(M::GET, "/factory-sessions/{id}", factory::one),
+        at(M::GET, "/factory-sessions/{id}/events", factory::stream),
+        at(M::POST, "/factory-sessions/{id}/events", factory::ingest),
+        at(M::GET, "/factory-sessions/{id}/work", factory::work),
+        at(
+            M::GET,
+            "/factory-sessions/{id}/dispatches",
+            factory::dispatches,
+        ),
+        at(M::GET, "/heroes", heroes::list),
+        at(M::GET, "/heroes/{id}", heroes::one),
+        at(M::GET, "/missions", missions::list),
+        at(M::GET, "/missions/{id}", missions::one),
+        at(M::GET, "/tool-uses", missions::list_tool_uses),
+        at(M::GET, "/owners", owners::list),
+        at(M::POST, "/owners/acquire", owners::acquire),
+        at(M::GET, "/owners/{platform}/{account}", owners::one),
+        at(
+            M::POST,
+            "/owners/{platform}/{account}/heartbeat",
+            owners::heartbeat,
+        ),
+        at(
+            M::POST,
+            "/owners/{platform}/{account}/release",
+            owners::release,
+        ),
+        at(
+            M::POST,
+            "/owners/{platform}/{account}/verify-token",
+            owners::verify_token,
+        ),
+        at(M::GET, "/claims", claims::list),
+        at(M::POST, "/claims", claims::claim),
+        at(M::GET, "/claims/{chat}", claims::one),
+        at(M::POST, "/claims/{chat}/release", claims::release),
+        at(M::GET, "/actions", claims::actions),
+        at(M::GET, "/gaps", gaps::list),
+        at(M::POST, "/gaps", gaps::open),
+        at(M::GET, "/gaps/{id}", gaps::one),
+        at(M::POST, "/gaps/{id}/close", gaps::close),
+        at(M::POST, "/gaps/{id}/refuse", gaps::refuse),
+        at(M::POST, "/gaps/{id}/resume", gaps::resume),
+        at(
+            M::GET,
+            "/accounts/{platform}/{account}/behind",
+            gaps::behind,
+        ),
+        at(M::GET, "/alerts", alerts::list),
+        at(M::POST, "/alerts/{id}/ack", alerts::acknowledge),
+    ]
+}
+
+/// Every route, behind the guards. Outermost first: trace, `Host` check (on a loopback
+/// `bound` address), `Origin` check, CORS (answers preflights itself), rate limit, token, body
+/// limit, body timeout, JSON depth. `bound` is the address the listener has.
+pub fn router(state: AppState, bound: SocketAddr) -> Router {
+    let security = &state.config.security;
     let body_limit = state.config.body_limit;
     let body_timeout = state.config.body_timeout;
-    Router::new()
-        .route("/health", get(health::health))
-        .route("/stats", get(health::stats))
-        .route("/events", get(events::list).post(events::ingest))
-        .route("/events/{id}", get(events::one))
-        .route("/event", post(hooks::event))
-        .route("/event/normalized", post(hooks::normalized))
-        .route("/sessions", get(sessions::list))
-        .route("/sessions/{id}", get(sessions::one))
-        .route("/sessions/{id}/events", get(streams::session))
-        .route("/sessions/{id}/export", get(recordings::export))
-        .route("/sessions/{id}/replay", get(recordings::replay))
-        .route("/factory-sessions/{id}", get(factory::one))
-        .route(
-            "/factory-sessions/{id}/events",
-            get(factory::stream).post(factory::ingest),
-        )
-        .route("/factory-sessions/{id}/work", get(factory::work))
-        .route("/factory-sessions/{id}/dispatches", get(factory::dispatches))
-        .route("/heroes", get(heroes::list))
-        .route("/heroes/{id}", get(heroes::one))
-        .route("/missions", get(missions::list))
-        .route("/missions/{id}", get(missions::one))
-        .route("/tool-uses", get(missions::list_tool_uses))
-        .route("/owners", get(owners::list))
-        .route("/owners/acquire", post(owners::acquire))
-        .route("/owners/{platform}/{account}", get(owners::one))
-        .route("/owners/{platform}/{account}/heartbeat", post(owners::heartbeat))
-        .route("/owners/{platform}/{account}/release", post(owners::release))
-        .route("/owners/{platform}/{account}/verify-token", post(owners::verify_token))
-        .route("/claims", get(claims::list).post(claims::claim))
-        .route("/claims/{chat}", get(claims::one))
-        .route("/claims/{chat}/release", post(claims::release))
-        .route("/actions", get(claims::actions))
-        .route("/gaps", get(gaps::list).post(gaps::open))
-        .route("/gaps/{id}", get(gaps::one))
-        .route("/gaps/{id}/close", post(gaps::close))
-        .route("/gaps/{id}/refuse", post(gaps::refuse))
-        .route("/gaps/{id}/resume", post(gaps::resume))
-        .route("/accounts/{platform}/{account}/behind", get(gaps::behind))
-        .route("/alerts", get(alerts::list))
-        .route("/alerts/{id}/ack", post(alerts::acknowledge))
+    let mut router = routes()
+        .into_iter()
+        .fold(Router::new(), |router, route| {
+            router.route(route.path, route.handler)
+        })
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(from_fn_with_state(
+            security.max_json_depth,
+            depth::limit_depth,
+        ))
         .layer(DefaultBodyLimit::max(body_limit))
         .layer(RequestBodyTimeoutLayer::new(body_timeout))
+        .layer(from_fn_with_state(
+            auth::Auth::new(security.token.as_ref()),
+            auth::require_token,
+        ));
+    if let Some(limit) = security.rate_limit {
+        router = router.layer(from_fn_with_state(
+            rate::RateLimiter::new(limit),
+            rate::limit_rate,
+        ));
+    }
+    if !security.cors_origins.is_empty() {
+        router = router.layer(cors(&security.cors_origins));
+    }
+    router
+        .layer(from_fn_with_state(
+            origin::OriginCheck::new(&security.cors_origins),
+            origin::check_origin,
+        ))
+        .layer(from_fn_with_state(
+            host::HostCheck::new(bound, &security.extra_hosts),
+            host::check_host,
+        ))
         .layer(
-            // Spans carry the method and path only: query strings may hold tokens, bodies
-            // hold prompts and commands, and neither belongs in logs.
+            // Spans carry the method and the route's template only (`/sessions/{id}/events`):
+            // paths hold ids and whatever a client typed, query strings may hold tokens,
+            // bodies hold prompts and commands; none of it belongs in logs.
             TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-                tracing::debug_span!("request", method = %request.method(), path = %request.uri().path())
+                let route = request
+                    .extensions()
+                    .get::<MatchedPath>()
+                    .map_or("(no route)", MatchedPath::as_str);
+                tracing::debug_span!("request", method = %request.method(), route)
             }),
         )
         .with_state(state)
+}
+
+/// Browsers at `origins` may call hooklog and read its answers (no cookies: the token is a
+/// header, or `access_token` for an `EventSource`).
+fn cors(origins: &[String]) -> CorsLayer {
+    let origins = origins.iter().filter_map(|o| o.parse().ok());
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::list(origins))
+        .allow_methods([Method::GET, Method::HEAD, Method::POST])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            HeaderName::from_static("last-event-id"),
+            HeaderName::from_static(hooks::EVENT_ID_HEADER),
+        ])
+        .expose_headers([
+            header::RETRY_AFTER,
+            HeaderName::from_static(streams::GENERATION_HEADER),
+            HeaderName::from_static(hooks::EVENT_ID_HEADER),
+            HeaderName::from_static(hooks::SEQUENCE_HEADER),
+        ])
+        .max_age(std::time::Duration::from_secs(600))
 }
 
 async fn not_found(uri: Uri) -> ApiError {

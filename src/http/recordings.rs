@@ -94,6 +94,7 @@ pub async fn replay(
     if !(0.01..=1000.0).contains(&speed) {
         return Err(ApiError::invalid("speed must be between 0.01 and 1000"));
     }
+    let slot = super::streams::stream_slot(&state)?;
     let mut shutdown = state.shutdown.clone();
     let mut pages = Box::pin(pages(state.store.clone(), session));
     let body = async_stream::stream! {
@@ -123,5 +124,5 @@ pub async fn replay(
     .take_until(Box::pin(async move {
         let _ = shutdown.wait_for(|stopping| *stopping).await;
     }));
-    Ok(super::streams::event_stream(body))
+    Ok(super::streams::event_stream(body, slot))
 }

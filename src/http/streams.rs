@@ -18,6 +18,7 @@ use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 use std::time::Duration;
+use tokio::sync::OwnedSemaphorePermit;
 
 pub const GENERATION_HEADER: &str = "x-hooklog-stream-generation-id";
 
@@ -140,6 +141,7 @@ pub fn open(
             return Ok(stale(&state, bounds, &style));
         }
     };
+    let slot = stream_slot(&state)?;
     let mut shutdown = state.shutdown.clone();
     let batches = follow(state.store.clone(), state.store.hub.clone(), scope, after);
     let keepalive = state.config.keepalive;
@@ -168,18 +170,37 @@ pub fn open(
     .take_until(Box::pin(async move {
         let _ = shutdown.wait_for(|stopping| *stopping).await;
     }));
-    let mut response = event_stream(body);
+    let mut response = event_stream(body, slot);
     let headers = response.headers_mut();
     headers.insert(GENERATION_HEADER, generation(&state));
     headers.extend(style.headers);
     Ok(response)
 }
 
-/// A `text/event-stream` response (not cached) around a stream of frames.
-pub fn event_stream<S>(body: S) -> Response
+/// One of the `max_streams` slots, or `503 too_many_streams`. Taken before a stream starts;
+/// handed to [`event_stream`], which holds it until the stream ends.
+pub fn stream_slot(state: &AppState) -> Result<OwnedSemaphorePermit, ApiError> {
+    state.stream_slots.clone().try_acquire_owned().map_err(|_| {
+        tracing::warn!(
+            limit = state.config.security.max_streams,
+            "event stream refused: every stream slot is taken"
+        );
+        ApiError::TooManyStreams {
+            limit: state.config.security.max_streams,
+        }
+    })
+}
+
+/// A `text/event-stream` response (not cached) around a stream of frames; `slot` is freed
+/// when the body is dropped (the stream ended, or the client went away).
+pub fn event_stream<S>(body: S, slot: OwnedSemaphorePermit) -> Response
 where
     S: futures_util::Stream<Item = Result<Bytes, StoreError>> + Send + 'static,
 {
+    let body = body.map(move |frame| {
+        let _held = &slot;
+        frame
+    });
     let mut response = Response::new(Body::from_stream(body));
     let headers = response.headers_mut();
     headers.insert(

@@ -295,14 +295,25 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `hooklog serve` on `db` at `bind` (port 0 picks one) and waits for its address.
     pub fn start(db: &std::path::Path, bind: &str) -> ServerProcess {
+        ServerProcess::start_with(db, bind, |_| {})
+    }
+
+    /// [`ServerProcess::start`], after `adjust` has changed the command (flags, environment,
+    /// limits set in the child before it runs).
+    pub fn start_with(
+        db: &std::path::Path,
+        bind: &str,
+        adjust: impl FnOnce(&mut std::process::Command),
+    ) -> ServerProcess {
         use std::io::BufRead;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"));
+        command
             .args(["serve", "--bind", bind, "--db"])
             .arg(db)
             .env("HOOKLOG_LOG", "warn")
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("start hooklog");
+            .stdout(std::process::Stdio::piped());
+        adjust(&mut command);
+        let mut child = command.spawn().expect("start hooklog");
         let mut line = String::new();
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
