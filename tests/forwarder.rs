@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{ServerProcess, free_port, open_read_only, spawn_app, wait_for};
+use common::{ServerProcess, free_port, open_read_only, spawn_app, spawn_app_with, wait_for};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::Path;
@@ -256,6 +256,39 @@ async fn a_slow_server_neither_stalls_the_hook_nor_doubles_the_event() {
     assert_eq!(
         stored_order(&app.db_path),
         vec![("slow".to_string(), vec![0, 1])]
+    );
+}
+
+/// A hooklog that wants a token: a run without it (401) keeps its event spooled, not dropped,
+/// and a run with `HOOKLOG_TOKEN` delivers both, in order.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_token_keeps_the_event_and_the_right_one_delivers_it() {
+    let app = spawn_app_with(|c| {
+        c.security.token = Some(hooklog::config::Secret("hook-secret".into()));
+    })
+    .await;
+    let spool = app.dir.path().join("spool");
+    let run = hook_async(&spool, &app.url, 1500, tool_call("tok", 0)).await;
+    assert_quiet(&run, 1500);
+    assert_eq!(spooled(&spool), 1, "a 401 is not the event's fault");
+    assert_eq!(app.event_count(), 0);
+    let (spool_dir, url) = (spool.clone(), app.url.clone());
+    let run = tokio::task::spawn_blocking(move || {
+        hook(
+            &spool_dir,
+            &url,
+            1500,
+            &tool_call("tok", 1),
+            &["--token", "hook-secret"],
+        )
+    })
+    .await
+    .unwrap();
+    assert_quiet(&run, 1500);
+    assert_eq!(spooled(&spool), 0);
+    assert_eq!(
+        stored_order(&app.db_path),
+        vec![("tok".to_string(), vec![0, 1])]
     );
 }
 
