@@ -8,13 +8,14 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> anyhow::Result<()> {
     match hooklog::cli::Cli::try_parse() {
         Ok(cli) => cli.run(),
-        // `hooklog hook` runs inside an agent: a bad flag must not print or fail there
-        // either (exit code 2 would block a Claude Code tool call).
+        // `hooklog hook` runs inside an agent: a bad flag must not print or fail there (exit
+        // code 2 would block a Claude Code tool call), nor lose the event: it runs with the
+        // defaults instead.
         Err(e)
             if e.kind() != clap::error::ErrorKind::DisplayHelp
                 && std::env::args_os().nth(1).is_some_and(|a| a == "hook") =>
         {
-            std::process::exit(0)
+            hooklog::cli::hook::HookArgs::fallback().run()
         }
         Err(e) => e.exit(),
     }

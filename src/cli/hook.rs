@@ -76,6 +76,30 @@ impl SpoolArgs {
 }
 
 impl HookArgs {
+    /// The settings a run uses when its flags or environment do not parse (a typo in a hook
+    /// command, `HOOKLOG_TIMEOUT_MS=1.5s`): the defaults, with the URL, token and spool
+    /// directory from the environment when they are there. The event is still captured.
+    pub fn fallback() -> HookArgs {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let limits = Limits::default();
+        HookArgs {
+            url: env("HOOKLOG_URL").unwrap_or_else(|| "http://127.0.0.1:2468".into()),
+            route: Route::Event,
+            token: env("HOOKLOG_TOKEN"),
+            timeout_ms: env("HOOKLOG_TIMEOUT_MS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1500),
+            cli: None,
+            spool: SpoolArgs {
+                dir: env("HOOKLOG_SPOOL").map(PathBuf::from),
+                spool_max_events: limits.max_events,
+                spool_max_bytes: limits.max_bytes,
+                spool_max_age: limits.max_age,
+            },
+            managed: false,
+        }
+    }
+
     /// Never fails and never returns: the process exits 0 when the work is done, or at the
     /// watchdog.
     pub fn run(self) -> ! {
@@ -121,6 +145,14 @@ impl HookArgs {
             }),
             Err(_) => None,
         };
+        // Spool first, before anything that can fail, so the event survives whatever happens
+        // next.
+        let spooled = match (&spool, &event) {
+            (Some(spool), Some(event)) => spool
+                .put(spool::now_nanos(), &event.header, &event.body)
+                .is_ok(),
+            _ => false,
+        };
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -133,25 +165,32 @@ impl HookArgs {
         }) else {
             return;
         };
-        // Spool first, so the event survives whatever happens next. A spool that cannot be
-        // written (no space, no permission) still leaves a direct delivery.
-        let spooled = match (&spool, &event) {
-            (Some(spool), Some(event)) => spool
-                .put(spool::now_nanos(), &event.header, &event.body)
-                .is_ok(),
-            _ => false,
-        };
         runtime.block_on(async {
-            if let (false, Some(event)) = (spooled, &event) {
-                let _ = sender.send(event, deadline).await;
-            }
-            let Some(spool) = &spool else { return };
-            // Another run is draining: it, or the run after it, delivers this event too.
+            let unspooled = event.filter(|_| !spooled);
+            let Some(spool) = &spool else {
+                // No spool at all: a direct delivery is all there is.
+                if let Some(event) = &unspooled {
+                    let _ = sender.send(event, deadline).await;
+                }
+                return;
+            };
+            // Another run is draining: it re-lists the spool as it goes, so it (or the run
+            // after it) delivers this event too.
             let Some(_lock) = spool.lock(deadline) else {
                 return;
             };
-            let _ = spool.enforce_limits();
-            forward::drain(spool, &sender, deadline, MAX_PER_RUN).await;
+            let drained = forward::drain(spool, &sender, deadline, MAX_PER_RUN).await;
+            // An event the spool could not take (a full disk) goes directly, but only after
+            // everything spooled before it, so it overtakes nothing.
+            if let Some(event) = &unspooled
+                && drained.stopped.is_none()
+            {
+                let _ = sender.send(event, deadline).await;
+            }
+            // The limits apply to what is left, after this run delivered what it could.
+            if drained.stopped.is_some() {
+                let _ = spool.enforce_limits();
+            }
         });
     }
 }

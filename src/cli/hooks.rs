@@ -119,6 +119,9 @@ pub fn backup_path(path: &Path) -> PathBuf {
 
 fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<()> {
     let path = settings_path(agent, which.scope)?;
+    // A settings file that is a link (dotfile managers) is edited where it points, so the link
+    // stays a link.
+    let path = fs::canonicalize(&path).unwrap_or(path);
     let shown = path.display().to_string();
     let original = match fs::read_to_string(&path) {
         Ok(text) => Some(text),
@@ -158,10 +161,9 @@ fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<(
         );
         return Ok(());
     }
-    if let Some(text) = &original
-        && !backup.exists()
-    {
-        fs::write(&backup, text)
+    if original.is_some() && !backup.exists() {
+        // A copy keeps the file's mode: settings can hold API keys in `env`.
+        fs::copy(&path, &backup)
             .with_context(|| format!("cannot back {shown} up to {}", backup.display()))?;
         println!(
             "{}: backed {shown} up to {}",
@@ -178,7 +180,7 @@ fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<(
         fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let tmp = path.with_extension("hooklog-tmp");
-    fs::write(&tmp, &after).with_context(|| format!("cannot write {}", tmp.display()))?;
+    write_private(&tmp, &after).with_context(|| format!("cannot write {}", tmp.display()))?;
     if let Ok(meta) = fs::metadata(&path) {
         let _ = fs::set_permissions(&tmp, meta.permissions());
     }
@@ -192,4 +194,14 @@ fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<(
         None => println!("{}: {shown}: hooklog's hook entries removed", agent.name()),
     }
     Ok(())
+}
+
+/// Writes a new file readable by its owner only (its final mode is set after).
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(text.as_bytes())
 }

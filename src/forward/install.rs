@@ -104,6 +104,7 @@ pub fn edit(
             serde_json::from_str(original).map_err(|e| EditError::Json(name.to_string(), e))?;
         raw.into_iter().map(|(k, v)| (k, Node::Raw(v))).collect()
     };
+    let mut found = false;
     let mut hooks: IndexMap<String, Vec<Node>> = match top.get("hooks") {
         Some(Node::Raw(raw)) => {
             let events: IndexMap<String, Box<RawValue>> =
@@ -112,7 +113,12 @@ pub fn edit(
             for (event, groups) in events {
                 let groups: Vec<Box<RawValue>> =
                     serde_json::from_str(groups.get()).map_err(|_| shape())?;
-                let groups: Vec<Node> = groups.into_iter().filter_map(without_managed).collect();
+                let total = groups.len();
+                let groups: Vec<Node> = groups
+                    .into_iter()
+                    .filter_map(|g| without_managed(g, &mut found))
+                    .collect();
+                found |= groups.len() != total;
                 if !groups.is_empty() {
                     kept.insert(event, groups);
                 }
@@ -121,6 +127,10 @@ pub fn edit(
         }
         _ => IndexMap::new(),
     };
+    if command.is_none() && !found {
+        // Nothing of hooklog's: the file is left exactly as it is, whatever its formatting.
+        return Ok(original.to_string());
+    }
     if let Some(command) = command {
         for (event, takes_matcher) in agent.events() {
             let mut group = IndexMap::new();
@@ -159,7 +169,7 @@ pub fn edit(
 
 /// A matcher group without hooklog's entries: `None` if only they were in it, the group's own
 /// text if none were.
-fn without_managed(group: Box<RawValue>) -> Option<Node> {
+fn without_managed(group: Box<RawValue>, found: &mut bool) -> Option<Node> {
     let Ok(fields) = serde_json::from_str::<IndexMap<String, Box<RawValue>>>(group.get()) else {
         return Some(Node::Raw(group));
     };
@@ -178,6 +188,7 @@ fn without_managed(group: Box<RawValue>) -> Option<Node> {
     if kept.len() == total {
         return Some(Node::Raw(group));
     }
+    *found = true;
     if kept.is_empty() {
         return None;
     }
@@ -201,8 +212,15 @@ fn is_managed(entry: &RawValue) -> bool {
         e.get("type").and_then(Value::as_str) == Some("command")
             && e.get("command")
                 .and_then(Value::as_str)
-                .is_some_and(|c| c.contains(MARKER))
+                .is_some_and(is_managed_command)
     })
+}
+
+/// Whether a command is hooklog's: the words `hook --managed`, as whole words (a user's
+/// `foo hook --managed-by=ops` is not).
+fn is_managed_command(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    words.windows(2).any(|w| w == ["hook", "--managed"])
 }
 
 /// The command a hook entry runs: this binary (quoted for a shell when needed), `hook`, the
@@ -309,6 +327,25 @@ mod tests {
         assert_eq!(
             v,
             json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}})
+        );
+    }
+
+    #[test]
+    fn only_whole_words_mark_a_command_as_hooklogs() {
+        assert!(is_managed_command("/usr/bin/hooklog hook --managed"));
+        assert!(is_managed_command(
+            "'/opt/x y/hooklog' hook --managed --cli codex-cli"
+        ));
+        assert!(!is_managed_command("foo hook --managed-by=ops"));
+        assert!(!is_managed_command("my-hook --managed"));
+    }
+
+    #[test]
+    fn uninstall_leaves_a_file_without_hooklog_entries_untouched() {
+        let minified = r#"{"hooks":{"Stop":[]},"b":1,   "a":[1,2]}"#;
+        assert_eq!(
+            edit(minified, "settings.json", Agent::Claude, None).unwrap(),
+            minified
         );
     }
 

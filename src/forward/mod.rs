@@ -115,21 +115,31 @@ impl Sender {
     }
 }
 
-/// Delivers the spool in order, at most `max` events, until `deadline`; stops at the first
-/// event that cannot be delivered now (so nothing overtakes it). Call with the drain lock held.
+/// Delivers the spool in order, at most `max` events, until `deadline` or until it is empty;
+/// stops at the first event that cannot be delivered now (so nothing overtakes it). Call with
+/// the drain lock held.
 pub async fn drain(spool: &Spool, sender: &Sender, deadline: Instant, max: usize) -> Drained {
     let mut drained = Drained::default();
-    let listed = match spool.list() {
-        Ok(listed) => listed,
-        Err(e) => {
-            drained.stopped = Some(format!("cannot list the spool: {e}"));
-            return drained;
-        }
-    };
-    for l in listed.iter().take(max) {
-        if let Err(stop) = deliver_one(spool, sender, l, deadline, &mut drained).await {
-            drained.stopped = Some(stop);
+    let mut budget = max;
+    // Listed again after each pass: runs that spooled while this one delivered (and are
+    // waiting for the lock) have their events delivered here too.
+    while budget > 0 && Instant::now() < deadline {
+        let listed = match spool.list() {
+            Ok(listed) => listed,
+            Err(e) => {
+                drained.stopped = Some(format!("cannot list the spool: {e}"));
+                return drained;
+            }
+        };
+        if listed.is_empty() {
             break;
+        }
+        for l in listed.iter().take(budget) {
+            budget -= 1;
+            if let Err(stop) = deliver_one(spool, sender, l, deadline, &mut drained).await {
+                drained.stopped = Some(stop);
+                return drained;
+            }
         }
     }
     drained

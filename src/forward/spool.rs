@@ -114,11 +114,14 @@ impl Spool {
     /// Opens the spool in `dir`, creating it (owner-only on Unix: events hold prompts and
     /// commands) if needed.
     pub fn open(dir: &Path, limits: Limits) -> io::Result<Spool> {
-        fs::create_dir_all(dir)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+        if !dir.is_dir() {
+            fs::create_dir_all(dir)?;
+            // Only a directory made here: an existing one (given with --spool) keeps its mode.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+            }
         }
         Ok(Spool {
             dir: dir.to_path_buf(),
@@ -230,13 +233,14 @@ impl Spool {
 
     /// Removes an event without delivering it, and says so in the dropped log.
     pub fn drop_listed(&self, listed: &Listed, reason: &str) -> io::Result<()> {
-        self.remove(listed)?;
+        // Logged first: a run stopped in between leaves a line too many, never a silent drop.
         self.log_dropped(&Dropped {
             time: crate::event::time::now(),
             id: id_of(&listed.path),
             reason: reason.to_string(),
             bytes: listed.bytes,
-        })
+        })?;
+        self.remove(listed)
     }
 
     /// Appends a line to the dropped log (rotating it past 1 MiB).

@@ -350,7 +350,8 @@ pub fn free_port() -> u16 {
     static NEXT: AtomicU16 = AtomicU16::new(0);
     let _ = NEXT.compare_exchange(
         0,
-        20_000 + (std::process::id() % 20_000) as u16,
+        // Below Linux's ephemeral range (32768 and up), where port 0 binds come from.
+        20_000 + (std::process::id() % 12_000) as u16,
         Ordering::AcqRel,
         Ordering::Acquire,
     );
