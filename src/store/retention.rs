@@ -24,7 +24,8 @@ impl Retention {
 }
 
 /// Deletes up to [`PRUNE_STEP`] of the oldest events the policy no longer keeps, in one
-/// transaction; returns how many. Alerts and other projections keep their rows.
+/// transaction; returns how many. Alerts and other projections keep their rows, and the
+/// retention snapshot moves to the new boundary in the same transaction.
 pub fn prune_step(
     conn: &Connection,
     policy: &Retention,
@@ -85,6 +86,8 @@ pub fn prune_step(
          WHERE key = 'pruned_through_sequence'",
         [through],
     )?;
+    // What the pruned events built goes into the snapshot first, so a rebuild still has it.
+    super::snapshot::advance(&tx, through)?;
     let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;
     tx.commit()?;
     Ok(pruned as i64)
