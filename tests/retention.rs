@@ -181,8 +181,9 @@ async fn rebuild_after_pruning_starts_from_the_snapshot_and_equals_the_live_tabl
         .await;
     }
     let mut boundaries = Vec::new();
-    for chunk in 0..16 {
-        let events: Vec<Value> = (chunk * 500..(chunk + 1) * 500)
+    // Requests of PRUNE_MIN_STEP events: each one's batch is followed by a prune step.
+    for chunk in 0..12 {
+        let events: Vec<Value> = (chunk * 1000..(chunk + 1) * 1000)
             .map(hooklog::cli::bench::rebuild::mixed_event)
             .collect();
         let (status, body) = app.post_json(&Value::Array(events)).await;

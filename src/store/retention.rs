@@ -11,6 +11,11 @@ use std::time::Duration;
 /// Most events one prune step deletes (one transaction).
 pub const PRUNE_STEP: i64 = 5_000;
 
+/// Fewest events a prune step right after a batch deletes: a step also advances the retention
+/// snapshot, whose fixed cost (renaming the projection tables) is worth paying only for this
+/// many. The writer's periodic tick prunes whatever is due, however little.
+pub const PRUNE_MIN_STEP: i64 = 1_000;
+
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Retention {
     pub max_events: Option<u64>,
@@ -30,6 +35,17 @@ pub fn prune_step(
     conn: &Connection,
     policy: &Retention,
     now: DateTime<Utc>,
+) -> rusqlite::Result<i64> {
+    prune_step_min(conn, policy, now, 1)
+}
+
+/// [`prune_step`], but does nothing unless at least `min` events (or [`PRUNE_STEP`], if less)
+/// are due.
+pub fn prune_step_min(
+    conn: &Connection,
+    policy: &Retention,
+    now: DateTime<Utc>,
+    min: i64,
 ) -> rusqlite::Result<i64> {
     if !policy.is_set() {
         return Ok(0);
@@ -70,7 +86,7 @@ pub fn prune_step(
         through = through.max(old);
     }
     through = through.min(first + PRUNE_STEP - 1);
-    if through < first {
+    if through < first || through - first + 1 < min.clamp(1, PRUNE_STEP) {
         return Ok(0);
     }
     tx.execute(
