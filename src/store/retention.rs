@@ -8,8 +8,9 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
 use std::time::Duration;
 
-/// Most events one prune step deletes (one transaction).
-pub const PRUNE_STEP: i64 = 5_000;
+/// Most events one prune step deletes (one transaction). Each is applied to the retention
+/// snapshot too, so this bounds how long a step holds the writer (docs/performance.md).
+pub const PRUNE_STEP: i64 = 2_000;
 
 /// Fewest events a prune step right after a batch deletes: a step also advances the retention
 /// snapshot, whose fixed cost (renaming the projection tables) is worth paying only for this
