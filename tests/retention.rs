@@ -220,6 +220,18 @@ async fn rebuild_after_pruning_starts_from_the_snapshot_and_equals_the_live_tabl
     let live = dump_projections(&conn);
     drop(conn);
 
+    let stats = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["stats", "--json", "--db"])
+        .arg(&db_path)
+        .output()
+        .expect("run hooklog stats");
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(
+        stats["snapshotThroughSequence"],
+        stats["prunedThroughSequence"]
+    );
+    assert_ne!(stats["snapshotThroughSequence"], "0");
+
     let checked = hooklog_rebuild(&db_path, &["--check"]);
     let out = String::from_utf8_lossy(&checked.stdout);
     assert!(checked.status.success(), "{out}");
