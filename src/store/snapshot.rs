@@ -130,4 +130,39 @@ mod tests {
         }
         assert_eq!(through(&conn).unwrap(), Some(0));
     }
+
+    /// A database pruned by an older hooklog gets a snapshot only when no event is left (its
+    /// live tables are then exactly the state at the boundary); otherwise none.
+    #[test]
+    fn upgrading_a_pruned_database_takes_the_live_tables_only_when_no_event_is_left() {
+        for events_left in [false, true] {
+            let mut conn = Connection::open_in_memory().unwrap();
+            for (number, (_, sql, _)) in migrate::MIGRATIONS.iter().enumerate().take(5) {
+                conn.execute_batch(sql).unwrap();
+                conn.pragma_update(None, "user_version", (number + 1) as i64)
+                    .unwrap();
+            }
+            conn.execute_batch(
+                "UPDATE meta SET value = '10' WHERE key = 'pruned_through_sequence';
+                 INSERT INTO claims VALUES ('c', 1, 's', 'held', 30, 't', NULL, 't', NULL, NULL, 'e');",
+            )
+            .unwrap();
+            if events_left {
+                conn.execute(
+                    "INSERT INTO events VALUES (11, 'e11', NULL, NULL, 'x', 'api', 't', 't', '{}')",
+                    [],
+                )
+                .unwrap();
+            }
+            migrate::migrate(&mut conn).unwrap();
+            let kept: i64 = conn
+                .query_row("SELECT COUNT(*) FROM snapshot_claims", [], |r| r.get(0))
+                .unwrap();
+            if events_left {
+                assert_eq!((through(&conn).unwrap(), kept), (None, 0));
+            } else {
+                assert_eq!((through(&conn).unwrap(), kept), (Some(10), 1));
+            }
+        }
+    }
 }
