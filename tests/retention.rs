@@ -5,7 +5,7 @@
 mod common;
 
 use common::sse::SseReader;
-use common::{spawn_app_with, start, wait_for};
+use common::{dump_projections, spawn_app_with, start, wait_for};
 use hooklog::config::Config;
 use hooklog::store::retention::Retention;
 use reqwest::StatusCode;
@@ -123,4 +123,168 @@ async fn pruning_by_age_empties_an_idle_log_and_numbering_continues() {
     let probe: Value = app.probe("/sessions/s/events").await.json().await.unwrap();
     assert_eq!(probe["outcome"], "STREAM_READY");
     assert_eq!(probe["firstAvailableSequence"], 11);
+}
+
+fn meta(app: &common::TestApp, key: &str) -> Option<i64> {
+    app.db()
+        .query_row(
+            "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?1",
+            [key],
+            |r| r.get(0),
+        )
+        .ok()
+}
+
+fn hooklog_rebuild(db: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .arg("rebuild")
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .expect("run hooklog rebuild")
+}
+
+/// Issues 4 and 7: projections keep what pruned events built, and `hooklog rebuild` still
+/// reproduces them (from the retention snapshot at the pruned boundary, then the retained
+/// tail). A mixed workload (hook fixture, normalized fixture, coordination commands, factory
+/// and API events) is pruned over many steps while it arrives.
+#[tokio::test]
+async fn rebuild_after_pruning_starts_from_the_snapshot_and_equals_the_live_tables() {
+    const KEEP: i64 = 1_500;
+    let retention = Retention {
+        max_events: Some(KEEP as u64),
+        max_age: None,
+    };
+    let app = spawn_app_with(|c| c.retention = retention).await;
+    app.post_fixture("/event", "claude-code-session").await;
+    app.post_fixture("/event/normalized", "normalized-session")
+        .await;
+    for i in 0..40 {
+        let post = |path: &'static str, body: Value| {
+            app.post_raw(path, "application/json", body.to_string().into_bytes())
+        };
+        post(
+            "/claims",
+            json!({"chat": format!("c{}", i % 7), "sessionId": format!("s{}", i % 5)}),
+        )
+        .await;
+        post(
+            "/owners/acquire",
+            json!({"platform": "x", "account": format!("a{}", i % 4), "pid": i + 1, "hostname": "h"}),
+        )
+        .await;
+        post(
+            "/gaps",
+            json!({"platform": "x", "account": format!("a{}", i % 4), "reason": "r"}),
+        )
+        .await;
+    }
+    let mut boundaries = Vec::new();
+    // Requests of PRUNE_MIN_STEP events: each one's batch is followed by a prune step.
+    for chunk in 0..12 {
+        let events: Vec<Value> = (chunk * 1000..(chunk + 1) * 1000)
+            .map(hooklog::cli::bench::rebuild::mixed_event)
+            .collect();
+        let (status, body) = app.post_json(&Value::Array(events)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        wait_for(WAIT, "pruning down to the limit", || {
+            app.event_count() <= KEEP
+        })
+        .await;
+        let pruned = meta(&app, "pruned_through_sequence").unwrap();
+        assert_eq!(
+            meta(&app, "snapshot_through_sequence"),
+            Some(pruned),
+            "the snapshot moves with the pruned boundary, in the same transaction"
+        );
+        boundaries.push(pruned);
+    }
+    boundaries.dedup();
+    assert!(boundaries.len() >= 10, "many prune steps: {boundaries:?}");
+
+    // The fixture session's events are all pruned; its hero, missions and tool uses remain.
+    let session = "8c2e4f1a-3b7d-4e9a-a5c6-1d2f3e4a5b6c";
+    let db_path = app.db_path.clone();
+    let dir = app.stop().await;
+    let conn = rusqlite::Connection::open(&db_path).unwrap();
+    let (left, heroes): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM events WHERE session_id = ?1),
+                    (SELECT COUNT(*) FROM heroes WHERE session_id = ?1)",
+            [session],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((left, heroes), (0, 1));
+    let live = dump_projections(&conn);
+    drop(conn);
+
+    let stats = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["stats", "--json", "--db"])
+        .arg(&db_path)
+        .output()
+        .expect("run hooklog stats");
+    let stats: Value = serde_json::from_slice(&stats.stdout).unwrap();
+    assert_eq!(
+        stats["snapshotThroughSequence"],
+        stats["prunedThroughSequence"]
+    );
+    assert_ne!(stats["snapshotThroughSequence"], "0");
+
+    let checked = hooklog_rebuild(&db_path, &["--check"]);
+    let out = String::from_utf8_lossy(&checked.stdout);
+    assert!(checked.status.success(), "{out}");
+    assert!(out.contains("equal a rebuild"), "{out}");
+    let rebuilt = hooklog_rebuild(&db_path, &[]);
+    assert!(
+        rebuilt.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rebuilt.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&rebuilt.stdout).contains(&format!("from {KEEP} events")),
+        "only the retained tail is replayed"
+    );
+    let conn = rusqlite::Connection::open(&db_path).unwrap();
+    assert_eq!(dump_projections(&conn), live, "rebuilt equals live");
+    drop(dir);
+}
+
+/// A database that pruned before it kept a snapshot cannot be rebuilt without losing what the
+/// pruned events built: `rebuild` and `rebuild --check` say so and change nothing.
+#[tokio::test]
+async fn rebuild_refuses_a_log_pruned_before_the_snapshot_existed() {
+    let app = spawn_app_with(|c| {
+        c.retention = Retention {
+            max_events: Some(5),
+            max_age: None,
+        }
+    })
+    .await;
+    app.post_fixture("/event", "claude-code-session").await;
+    wait_for(WAIT, "pruning", || app.event_count() == 5).await;
+    let db_path = app.db_path.clone();
+    let dir = app.stop().await;
+    // What an older hooklog left: events pruned, no snapshot key.
+    let conn = rusqlite::Connection::open(&db_path).unwrap();
+    conn.execute(
+        "DELETE FROM meta WHERE key = 'snapshot_through_sequence'",
+        [],
+    )
+    .unwrap();
+    let before = dump_projections(&conn);
+    drop(conn);
+    for args in [&["--check"][..], &[][..]] {
+        let out = hooklog_rebuild(&db_path, args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("pruned before this database kept a retention snapshot"),
+            "{err}"
+        );
+    }
+    let conn = rusqlite::Connection::open(&db_path).unwrap();
+    assert_eq!(dump_projections(&conn), before, "nothing changed");
+    drop(dir);
 }

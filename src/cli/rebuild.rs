@@ -36,6 +36,7 @@ impl RebuildArgs {
         )?;
         let mut conn = open::open_writer(&self.db, Durability::Full)
             .with_context(|| format!("opening {}", self.db.display()))?;
+        refuse_without_snapshot(&conn)?;
         let started = Instant::now();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let replayed = projection::rebuild(&tx)?;
@@ -43,6 +44,25 @@ impl RebuildArgs {
         report("rebuilt", replayed, started);
         Ok(())
     }
+}
+
+/// A database that pruned events before hooklog kept a retention snapshot (before schema 6)
+/// has what those events built only in its live tables: a rebuild would lose it, and a check
+/// would report that loss as a difference. Both say so instead.
+fn refuse_without_snapshot(conn: &Connection) -> anyhow::Result<()> {
+    let pruned: i64 = conn.query_row(
+        "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pruned_through_sequence'",
+        [],
+        |r| r.get(0),
+    )?;
+    if pruned > 0 && store::snapshot::through(conn)?.is_none() {
+        bail!(
+            "events 1..{pruned} were pruned before this database kept a retention snapshot \
+             (schema 6): what they built is only in the live tables, so a rebuild from the \
+             log cannot reproduce them; nothing was compared or changed"
+        );
+    }
+    Ok(())
 }
 
 fn report(what: &str, events: u64, started: Instant) {
@@ -64,6 +84,7 @@ fn check(db: &std::path::Path) -> anyhow::Result<()> {
     source.execute("VACUUM INTO ?1", [copy.to_string_lossy()])?;
     drop(source);
     let mut conn = open::open_writer(&copy, Durability::Normal)?;
+    refuse_without_snapshot(&conn)?;
     let live = projection::snapshot(&conn)?;
     let started = Instant::now();
     let tx = conn.transaction()?;

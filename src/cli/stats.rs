@@ -81,6 +81,7 @@ pub fn gather(conn: &Connection, path: &std::path::Path) -> anyhow::Result<Value
         "oldestRetainedAt": one("SELECT received_at FROM events ORDER BY sequence LIMIT 1")?,
         "newestAt": one("SELECT received_at FROM events ORDER BY sequence DESC LIMIT 1")?,
         "prunedThroughSequence": read::meta(conn, "pruned_through_sequence")?,
+        "snapshotThroughSequence": read::meta(conn, "snapshot_through_sequence")?,
         "sessions": one("SELECT COUNT(*) FROM sessions")?,
         "heroes": one("SELECT COUNT(*) FROM heroes")?,
         "missions": one("SELECT COUNT(*) FROM missions")?,

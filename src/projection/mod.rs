@@ -187,17 +187,19 @@ fn show(value: rusqlite::types::ValueRef<'_>) -> String {
     }
 }
 
-/// Clears every projection and replays the whole log into them, in sequence order. Returns
-/// the number of events replayed. Runs inside the caller's transaction.
+/// Clears every projection, loads the retention snapshot (the state after the last pruned
+/// event, empty when nothing was pruned) and replays the retained log into them, in sequence
+/// order. Returns the number of events replayed. Runs inside the caller's transaction.
 pub fn rebuild(conn: &Connection) -> rusqlite::Result<u64> {
     for table in TABLES {
         conn.execute(&format!("DELETE FROM {table}"), [])?;
     }
+    let after = crate::store::snapshot::restore(conn)?;
     let mut statement = conn.prepare(&format!(
-        "SELECT {} FROM events ORDER BY sequence",
+        "SELECT {} FROM events WHERE sequence > ?1 ORDER BY sequence",
         read::EVENT_COLUMNS
     ))?;
-    let mut rows = statement.query([])?;
+    let mut rows = statement.query([after])?;
     let mut replayed = 0;
     while let Some(row) = rows.next()? {
         apply(conn, &read::stored_event(row)?)?;

@@ -37,6 +37,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0005_factory.sql"),
         true,
     ),
+    (
+        "0006_snapshot.sql",
+        include_str!("../../migrations/0006_snapshot.sql"),
+        false,
+    ),
 ];
 
 /// Applies the migrations this database has not seen yet, all in one transaction.

@@ -5,6 +5,7 @@ pub mod migrate;
 pub mod open;
 pub mod read;
 pub mod retention;
+pub mod snapshot;
 pub mod stats;
 pub mod writer;
 

@@ -8,8 +8,14 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
 use std::time::Duration;
 
-/// Most events one prune step deletes (one transaction).
-pub const PRUNE_STEP: i64 = 5_000;
+/// Most events one prune step deletes (one transaction). Each is applied to the retention
+/// snapshot too, so this bounds how long a step holds the writer (docs/performance.md).
+pub const PRUNE_STEP: i64 = 2_000;
+
+/// Fewest events a prune step right after a batch deletes: a step also advances the retention
+/// snapshot, whose fixed cost (renaming the projection tables) is worth paying only for this
+/// many. The writer's periodic tick prunes whatever is due, however little.
+pub const PRUNE_MIN_STEP: i64 = 1_000;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Retention {
@@ -24,11 +30,23 @@ impl Retention {
 }
 
 /// Deletes up to [`PRUNE_STEP`] of the oldest events the policy no longer keeps, in one
-/// transaction; returns how many. Alerts and other projections keep their rows.
+/// transaction; returns how many. Alerts and other projections keep their rows, and the
+/// retention snapshot moves to the new boundary in the same transaction.
 pub fn prune_step(
     conn: &Connection,
     policy: &Retention,
     now: DateTime<Utc>,
+) -> rusqlite::Result<i64> {
+    prune_step_min(conn, policy, now, 1)
+}
+
+/// [`prune_step`], but does nothing unless at least `min` events (or [`PRUNE_STEP`], if less)
+/// are due.
+pub fn prune_step_min(
+    conn: &Connection,
+    policy: &Retention,
+    now: DateTime<Utc>,
+    min: i64,
 ) -> rusqlite::Result<i64> {
     if !policy.is_set() {
         return Ok(0);
@@ -69,7 +87,7 @@ pub fn prune_step(
         through = through.max(old);
     }
     through = through.min(first + PRUNE_STEP - 1);
-    if through < first {
+    if through < first || through - first + 1 < min.clamp(1, PRUNE_STEP) {
         return Ok(0);
     }
     tx.execute(
@@ -85,6 +103,8 @@ pub fn prune_step(
          WHERE key = 'pruned_through_sequence'",
         [through],
     )?;
+    // What the pruned events built goes into the snapshot first, so a rebuild still has it.
+    super::snapshot::advance(&tx, through)?;
     let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;
     tx.commit()?;
     Ok(pruned as i64)

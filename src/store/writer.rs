@@ -316,12 +316,20 @@ impl WriterThread {
                     next = commands.try_recv().ok();
                 }
             }
+            // After a batch, prune only a worthwhile amount (each step also advances the
+            // retention snapshot, which has a fixed cost); the periodic tick prunes whatever
+            // is due, so the log exceeds its limit by at most a second's or a step's events.
+            let min_step = if maintain {
+                1
+            } else {
+                retention::PRUNE_MIN_STEP
+            };
             if !batch.is_empty() {
                 self.commit_batch_or_survive(batch);
                 maintain = true;
             }
             if maintain {
-                self.prune();
+                self.prune(min_step);
             }
         }
         self.fold_wal();
@@ -330,11 +338,12 @@ impl WriterThread {
 
     /// One bounded prune step, when retention is configured. A failure is logged and retried at
     /// the next step; it never affects ingest.
-    fn prune(&mut self) {
+    fn prune(&mut self, min_step: i64) {
         if !self.retention.is_set() {
             return;
         }
-        match retention::prune_step(&self.conn, &self.retention, chrono::Utc::now()) {
+        let now = chrono::Utc::now();
+        match retention::prune_step_min(&self.conn, &self.retention, now, min_step) {
             Ok(0) => {}
             Ok(pruned) => tracing::debug!(pruned, "pruned the oldest events"),
             Err(e) => {
