@@ -570,3 +570,32 @@ async fn an_event_time_header_sets_the_event_time() {
         ["2026-01-02T02:04:05.000Z"]
     );
 }
+
+/// `/event/normalized` with an idempotency key already used by another event: a 409 in the
+/// seed's body shape (the producer's mistake), not the seed's 500 for hooklog's own failures.
+#[tokio::test]
+async fn a_reused_event_id_on_normalized_is_a_conflict_not_a_server_error() {
+    let app = spawn_app().await;
+    let post = |session: &'static str| {
+        app.client
+            .post(format!("{}/event/normalized", app.url))
+            .header("x-hooklog-event-id", "adapter-1")
+            .json(&json!({"type": "registered", "sessionId": session, "paneId": "%1",
+                          "cwd": "/src", "transcriptPath": "/t.jsonl", "timestamp": 1764500000000i64}))
+            .send()
+    };
+    assert_eq!(post("a").await.unwrap().status(), StatusCode::OK);
+    assert_eq!(
+        post("a").await.unwrap().status(),
+        StatusCode::OK,
+        "same event again"
+    );
+    let conflict = post("b").await.unwrap();
+    assert_eq!(conflict.status(), StatusCode::CONFLICT);
+    let body: Value = conflict.json().await.unwrap();
+    assert!(
+        body["error"].as_str().unwrap().contains("adapter-1"),
+        "{body}"
+    );
+    assert_eq!(app.event_count(), 1);
+}

@@ -163,6 +163,8 @@ fn seed_error(error: ApiError) -> Response {
             )
         }
         ApiError::ShuttingDown => (StatusCode::SERVICE_UNAVAILABLE, "shutting_down".into()),
+        // The producer's idempotency key names another event: its fault, not a failure here.
+        ApiError::Conflict { message, .. } => (StatusCode::CONFLICT, message),
         other => {
             tracing::error!(error = %other, "a normalized event could not be stored");
             (
