@@ -343,15 +343,28 @@ impl WriterThread {
             return;
         }
         let now = chrono::Utc::now();
-        match retention::prune_step_min(&self.conn, &self.retention, now, min_step) {
-            Ok(0) => {}
-            Ok(pruned) => tracing::debug!(pruned, "pruned the oldest events"),
-            Err(e) => {
-                tracing::warn!(error = %e, "pruning failed; will retry");
-                if !self.conn.is_autocommit() {
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                }
+        // A prune step runs projection code (it advances the retention snapshot), so a panic
+        // there is caught like a batch's: the step is rolled back and the writer lives on.
+        let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            retention::prune_step_min(&self.conn, &self.retention, now, min_step)
+        }));
+        let failed = match step {
+            Ok(Ok(0)) => false,
+            Ok(Ok(pruned)) => {
+                tracing::debug!(pruned, "pruned the oldest events");
+                false
             }
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "pruning failed; will retry");
+                true
+            }
+            Err(_) => {
+                tracing::error!("a prune step panicked; it was rolled back and will be retried");
+                true
+            }
+        };
+        if failed && !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
         }
     }
 
