@@ -10,6 +10,10 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// Where hooklog listens unless told otherwise.
+pub const DEFAULT_URL: &str = "http://127.0.0.1:2468";
+/// A run's budget, start-up to exit, unless told otherwise.
+const DEFAULT_TIMEOUT_MS: u64 = 1500;
 /// At most this many spooled events are delivered by one run, so a run after a long outage
 /// stays short; the runs after it deliver the rest.
 pub const MAX_PER_RUN: usize = 200;
@@ -22,7 +26,7 @@ const WATCHDOG_GRACE: Duration = Duration::from_millis(50);
 #[derive(Args, Debug)]
 pub struct HookArgs {
     /// The hooklog to deliver to.
-    #[arg(long, env = "HOOKLOG_URL", default_value = "http://127.0.0.1:2468")]
+    #[arg(long, env = "HOOKLOG_URL", default_value = DEFAULT_URL)]
     pub url: String,
     /// `event`: a hook payload (`POST /event`); `normalized`: a seed 001 event.
     #[arg(long, value_enum, default_value = "event")]
@@ -31,7 +35,7 @@ pub struct HookArgs {
     #[arg(long, env = "HOOKLOG_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
     /// The whole run's budget, start-up to exit, in milliseconds.
-    #[arg(long, env = "HOOKLOG_TIMEOUT_MS", default_value_t = 1500)]
+    #[arg(long, env = "HOOKLOG_TIMEOUT_MS", default_value_t = DEFAULT_TIMEOUT_MS)]
     pub timeout_ms: u64,
     /// The cli to record when the payload names none (sent as `?cli=`), e.g. `codex-cli`.
     #[arg(long)]
@@ -83,12 +87,12 @@ impl HookArgs {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let limits = Limits::default();
         HookArgs {
-            url: env("HOOKLOG_URL").unwrap_or_else(|| "http://127.0.0.1:2468".into()),
+            url: env("HOOKLOG_URL").unwrap_or_else(|| DEFAULT_URL.into()),
             route: Route::Event,
             token: env("HOOKLOG_TOKEN"),
             timeout_ms: env("HOOKLOG_TIMEOUT_MS")
                 .and_then(|v| v.parse().ok())
-                .unwrap_or(1500),
+                .unwrap_or(DEFAULT_TIMEOUT_MS),
             cli: None,
             spool: SpoolArgs {
                 dir: env("HOOKLOG_SPOOL").map(PathBuf::from),

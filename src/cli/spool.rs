@@ -26,7 +26,7 @@ pub enum SpoolAction {
     /// Deliver every spooled event now, in order; exits non-zero if some are left.
     Flush {
         /// The hooklog to deliver to.
-        #[arg(long, env = "HOOKLOG_URL", default_value = "http://127.0.0.1:2468")]
+        #[arg(long, env = "HOOKLOG_URL", default_value = super::hook::DEFAULT_URL)]
         url: String,
         /// Sent as `Authorization: Bearer` when set.
         #[arg(long, env = "HOOKLOG_TOKEN", hide_env_values = true)]

@@ -113,12 +113,10 @@ pub fn edit(
             for (event, groups) in events {
                 let groups: Vec<Box<RawValue>> =
                     serde_json::from_str(groups.get()).map_err(|_| shape())?;
-                let total = groups.len();
                 let groups: Vec<Node> = groups
                     .into_iter()
                     .filter_map(|g| without_managed(g, &mut found))
                     .collect();
-                found |= groups.len() != total;
                 if !groups.is_empty() {
                     kept.insert(event, groups);
                 }
@@ -168,7 +166,7 @@ pub fn edit(
 }
 
 /// A matcher group without hooklog's entries: `None` if only they were in it, the group's own
-/// text if none were.
+/// text if none were. Sets `found` when it had any.
 fn without_managed(group: Box<RawValue>, found: &mut bool) -> Option<Node> {
     let Ok(fields) = serde_json::from_str::<IndexMap<String, Box<RawValue>>>(group.get()) else {
         return Some(Node::Raw(group));
@@ -192,17 +190,9 @@ fn without_managed(group: Box<RawValue>, found: &mut bool) -> Option<Node> {
     if kept.is_empty() {
         return None;
     }
-    let rebuilt = fields
-        .into_iter()
-        .map(|(k, v)| {
-            if k == "hooks" {
-                (k, Node::List(Vec::new()))
-            } else {
-                (k, Node::Raw(v))
-            }
-        })
-        .collect::<IndexMap<_, _>>();
-    let mut rebuilt = rebuilt;
+    let mut rebuilt: IndexMap<String, Node> =
+        fields.into_iter().map(|(k, v)| (k, Node::Raw(v))).collect();
+    // `insert` on a key that is there keeps its place.
     rebuilt.insert("hooks".to_string(), Node::List(kept));
     Some(Node::Map(rebuilt))
 }
