@@ -116,14 +116,14 @@ impl StoredEvent {
         out.push_str(",\"type\":");
         push_str(out, &self.event_type);
         out.push_str(",\"context\":{\"sequence\":");
-        out.push_str(&self.sequence.to_string());
+        out.push_str(itoa::Buffer::new().format(self.sequence));
         if let Some(session) = &self.session_id {
             out.push_str(",\"sessionId\":");
             push_str(out, session);
         }
         if let Some(n) = self.session_sequence {
             out.push_str(",\"sessionSequence\":");
-            out.push_str(&n.to_string());
+            out.push_str(itoa::Buffer::new().format(n));
         }
         out.push_str(",\"source\":");
         push_str(out, &self.source);

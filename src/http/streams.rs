@@ -234,7 +234,7 @@ fn frames(batch: &[Delivery], frame_event: Option<&str>) -> Bytes {
     let mut out = String::with_capacity(size);
     for d in batch {
         out.push_str("id: ");
-        out.push_str(&d.position.to_string());
+        out.push_str(itoa::Buffer::new().format(d.position));
         out.push_str("\nevent: ");
         out.push_str(frame_event.unwrap_or(&d.event.event.event_type));
         out.push_str("\ndata: ");
@@ -255,7 +255,7 @@ fn frames(batch: &[Delivery], frame_event: Option<&str>) -> Bytes {
 /// client joins them with a newline, which in JSON is only whitespace between tokens, since a
 /// JSON string cannot hold a raw line break).
 fn split_data_lines(out: &mut String, start: usize) {
-    if !out[start..].contains(['\n', '\r']) {
+    if memchr::memchr2(b'\n', b'\r', &out.as_bytes()[start..]).is_none() {
         return;
     }
     let text = out.split_off(start);

@@ -112,6 +112,27 @@ impl Store {
         }
     }
 
+    /// Like [`Store::read`], but the read starts now, on the blocking pool, rather than when the
+    /// returned future is first polled: a stream reads its next page while it sends this one.
+    /// Dropping the future lets the read finish and discards its result.
+    pub fn read_now<T, F>(&self, f: F) -> impl Future<Output = Result<T, StoreError>> + use<T, F>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let pool = self.readers.clone();
+        let task = tokio::task::spawn_blocking(move || -> Result<T, StoreError> {
+            let conn = pool.get()?;
+            Ok(f(&conn)?)
+        });
+        async move {
+            match task.await {
+                Ok(result) => result,
+                Err(e) => std::panic::resume_unwind(e.into_panic()),
+            }
+        }
+    }
+
     /// Lets the writer finish everything queued so far, then waits for its thread to end.
     pub async fn close(&self) {
         self.writer.stop().await;

@@ -49,11 +49,16 @@ pub fn follow(
     async_stream::try_stream! {
         let mut last = after;
         let mut live = hub.subscribe();
+        let read_page = |from: i64| {
+            let page_scope = scope.clone();
+            store.read_now(move |conn| page_scope.page(conn, from, PAGE))
+        };
         loop {
-            // Catch up from the database, a page at a time.
+            // Catch up from the database, a page at a time; each full page starts the read of
+            // the next one before it is delivered, so reading overlaps sending.
+            let mut next = read_page(last);
             loop {
-                let (page_scope, from) = (scope.clone(), last);
-                let page = store.read(move |conn| page_scope.page(conn, from, PAGE)).await?;
+                let page = next.await?;
                 let full = page.len() == PAGE as usize;
                 // Pruning can overtake a stream reading old history: end it rather than skip
                 // (the client reconnects with its cursor and is told what is gone).
@@ -72,10 +77,16 @@ pub fn follow(
                     .collect();
                 if let Some(newest) = batch.last() {
                     last = newest.position;
-                    yield batch;
                 }
                 if !full {
+                    if !batch.is_empty() {
+                        yield batch;
+                    }
                     break;
+                }
+                next = read_page(last);
+                if !batch.is_empty() {
+                    yield batch;
                 }
             }
             // Then live, until the hub says we fell behind (or a gap shows we did).

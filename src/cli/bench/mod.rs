@@ -103,6 +103,14 @@ impl Server {
         ))
     }
 
+    /// CPU time (user + system) the server has used so far, when it is our child.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        let Server::Child { child, .. } = self else {
+            return None;
+        };
+        cpu_seconds(&format!("/proc/{}/stat", child.id()))
+    }
+
     pub fn stop(&mut self) {
         if let Server::Child { child, dir, .. } = self {
             let _ = child.kill();
@@ -117,4 +125,15 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// User + system CPU seconds of a process, from its `/proc/<pid>/stat` (Linux only).
+pub fn cpu_seconds(stat_path: &str) -> Option<f64> {
+    let stat = std::fs::read_to_string(stat_path).ok()?;
+    // Fields after the command name (which may hold spaces) start at field 3; utime and stime
+    // are fields 14 and 15, in clock ticks (100 per second on Linux).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
 }

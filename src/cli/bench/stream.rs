@@ -13,8 +13,10 @@ use chrono::{DateTime, Utc};
 use clap::{Args, ValueEnum};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Bytes;
-use std::sync::Arc;
+use memchr::memmem::Finder;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
@@ -41,6 +43,10 @@ pub struct StreamArgs {
     /// Events per second posted during `fanout`.
     #[arg(long, default_value_t = 2_000)]
     pub rate: usize,
+    /// How often `fanout` posts a batch, in milliseconds: each request carries `rate * tick /
+    /// 1000` events, so a longer tick makes bigger bursts at the same rate.
+    #[arg(long, default_value_t = 10)]
+    pub tick_ms: u64,
     /// How long `fanout` posts, in seconds.
     #[arg(long, default_value_t = 10)]
     pub seconds: u64,
@@ -56,10 +62,10 @@ impl StreamArgs {
         let url = server.url();
         let result = runtime.block_on(async {
             if matches!(self.scenario, StreamScenario::Catchup | StreamScenario::All) {
-                self.catchup(&url).await?;
+                self.catchup(&url, &server).await?;
             }
             if matches!(self.scenario, StreamScenario::Fanout | StreamScenario::All) {
-                self.fanout(&url).await?;
+                self.fanout(&url, &server).await?;
                 if let Some(rss) = server.rss() {
                     println!("  server memory with the subscribers still connected: {rss}");
                 }
@@ -70,7 +76,7 @@ impl StreamArgs {
         result
     }
 
-    async fn catchup(&self, url: &str) -> anyhow::Result<()> {
+    async fn catchup(&self, url: &str, server: &Server) -> anyhow::Result<()> {
         let before = head(url).await?;
         let load = Load {
             url: url.to_string(),
@@ -85,12 +91,14 @@ impl StreamArgs {
             self.events,
             posted.elapsed.as_secs_f64()
         );
+        let cpu = Cpu::now(server);
         let started = Instant::now();
         let mut stream = open(url, &format!("/events?after_sequence={before}")).await?;
         let mut counter = FrameCounter::default();
         while counter.events < self.events {
-            let frame = stream.frame().await.context("the replay ended early")?;
-            counter.count(&frame);
+            if !stream.read(|frame| counter.count(frame)).await {
+                bail!("the replay ended early");
+            }
         }
         let elapsed = started.elapsed();
         println!(
@@ -99,10 +107,11 @@ impl StreamArgs {
             elapsed.as_secs_f64(),
             counter.events as f64 / elapsed.as_secs_f64()
         );
+        cpu.report(server);
         Ok(())
     }
 
-    async fn fanout(&self, url: &str) -> anyhow::Result<()> {
+    async fn fanout(&self, url: &str, server: &Server) -> anyhow::Result<()> {
         let session = format!("fanout-{}", std::process::id());
         let lags = Arc::new(Mutex::new(Vec::new()));
         let received = Arc::new(AtomicUsize::new(0));
@@ -113,15 +122,14 @@ impl StreamArgs {
             let (lags, received) = (lags.clone(), received.clone());
             subscribers.push(tokio::spawn(async move {
                 let mut counter = FrameCounter {
-                    sample_every: 10,
-                    sample_offset: s % 10,
+                    sample_every: 50,
+                    sample_offset: s % 50,
                     ..Default::default()
                 };
                 while counter.events < total {
-                    let Some(frame) = stream.frame().await else {
+                    if !stream.read(|frame| counter.count(frame)).await {
                         break;
-                    };
-                    counter.count(&frame);
+                    }
                 }
                 received.fetch_add(counter.events, Ordering::Relaxed);
                 lags.lock().await.extend(counter.lags);
@@ -129,10 +137,17 @@ impl StreamArgs {
             }));
         }
         println!(
-            "\nfanout: {} subscribers on one session, {} events/s for {} s",
-            self.subscribers, self.rate, self.seconds
+            "\nfanout: {} subscribers on one session, {} events/s for {} s, posted every {} ms",
+            self.subscribers, self.rate, self.seconds, self.tick_ms
         );
-        post_at_rate(url, &session, self.rate, self.seconds).await?;
+        let cpu = Cpu::now(server);
+        let posting = Instant::now();
+        post_at_rate(url, &session, self.rate, self.seconds, self.tick_ms).await?;
+        let posting = posting.elapsed().as_secs_f64();
+        println!(
+            "  posted {total} events in {posting:.2} s: {:.0} events/s",
+            total as f64 / posting
+        );
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut short = 0;
         for subscriber in subscribers {
@@ -142,6 +157,7 @@ impl StreamArgs {
                 _ => short += 1,
             }
         }
+        cpu.report(server);
         let mut lags = lags.lock().await.clone();
         lags.sort_by(f64::total_cmp);
         let pct = |p: f64| {
@@ -167,30 +183,75 @@ impl StreamArgs {
     }
 }
 
-/// Posts `rate` events per second to `session` for `seconds`, in ten batches a second.
-async fn post_at_rate(url: &str, session: &str, rate: usize, seconds: u64) -> anyhow::Result<()> {
+/// Posts `rate` events per second to `session` for `seconds`, one NDJSON batch every `tick_ms`.
+/// Each batch is sent on the tick without waiting for the one before to be answered, so a slow
+/// answer does not lower the rate (as many agents posting at once would not wait either).
+async fn post_at_rate(
+    url: &str,
+    session: &str,
+    rate: usize,
+    seconds: u64,
+    tick_ms: u64,
+) -> anyhow::Result<()> {
     let client = reqwest::Client::new();
-    let per_tick = rate.div_ceil(10);
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let tick_ms = tick_ms.clamp(1, 1000);
+    let per_tick = (rate * tick_ms as usize).div_ceil(1000).max(1);
+    let total = rate * seconds as usize;
+    let mut tick = tokio::time::interval(Duration::from_millis(tick_ms));
+    let mut posts = tokio::task::JoinSet::new();
     let mut sent = 0;
-    while sent < rate * seconds as usize {
+    while sent < total {
         tick.tick().await;
-        let n = per_tick.min(rate * seconds as usize - sent);
+        let n = per_tick.min(total - sent);
         let body: Vec<String> = (sent..sent + n)
             .map(|i| serde_json::json!({"type": "PostToolUse", "sessionId": session, "payload": {"i": i, "tool_name": "Bash"}}).to_string())
             .collect();
-        let response = client
+        let request = client
             .post(format!("{url}/events"))
             .header("content-type", "application/x-ndjson")
-            .body(body.join("\n"))
-            .send()
-            .await?;
-        if !response.status().is_success() {
-            bail!("the server answered {}", response.status());
-        }
+            .body(body.join("\n"));
+        posts.spawn(async move {
+            let response = request.send().await?;
+            if !response.status().is_success() {
+                bail!("the server answered {}", response.status());
+            }
+            anyhow::Ok(())
+        });
         sent += n;
     }
+    while let Some(posted) = posts.join_next().await {
+        posted??;
+    }
     Ok(())
+}
+
+/// CPU time used by the server and by this load generator since a start point: both share the
+/// machine's cores, so each one's cost is taken from the other.
+struct Cpu {
+    server: Option<f64>,
+    client: Option<f64>,
+}
+
+impl Cpu {
+    fn now(server: &Server) -> Cpu {
+        Cpu {
+            server: server.cpu_seconds(),
+            client: super::cpu_seconds("/proc/self/stat"),
+        }
+    }
+
+    fn report(&self, server: &Server) {
+        let now = Cpu::now(server);
+        let used = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => format!("{:.2} s", b - a),
+            _ => "unknown".to_string(),
+        };
+        println!(
+            "  CPU used: server {}, load generator {}",
+            used(self.server, now.server),
+            used(self.client, now.client)
+        );
+    }
 }
 
 async fn head(url: &str) -> anyhow::Result<i64> {
@@ -200,65 +261,92 @@ async fn head(url: &str) -> anyhow::Result<i64> {
         .context("no headSequence in /health")
 }
 
-/// One SSE connection on its own bare hyper HTTP/1.1 connection, read frame by frame.
+/// One SSE connection on its own bare hyper HTTP/1.1 connection, read frame by frame. The
+/// reader finds frame ends with `memchr` and hands out frames in place: the load generator
+/// shares the server's two cores, so what it spends per event is taken from the server.
+/// The connection is driven by the task that reads it (not spawned), so a chunk costs one task
+/// wake-up, not two.
 struct SseConnection {
+    connection: Pin<Box<Http1Connection>>,
     body: hyper::body::Incoming,
+    /// A frame cut across chunks, and how far it has been searched for its end.
     buffer: Vec<u8>,
-    /// Where the next frame starts in `buffer`, and how far it has been searched for its end.
-    start: usize,
     searched: usize,
 }
+
+type Http1Connection = hyper::client::conn::http1::Connection<
+    hyper_util::rt::TokioIo<tokio::net::TcpStream>,
+    Empty<Bytes>,
+>;
 
 async fn open(url: &str, path: &str) -> anyhow::Result<SseConnection> {
     let authority = url.trim_start_matches("http://").to_string();
     let stream = tokio::net::TcpStream::connect(&authority).await?;
     let (mut sender, connection) =
         hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
-    tokio::spawn(connection);
+    let mut connection = Box::pin(connection);
     let request = hyper::Request::get(path)
         .header("host", &authority)
         .header("accept", "text/event-stream")
         .body(Empty::<Bytes>::new())?;
-    let response = sender.send_request(request).await?;
+    let response = tokio::select! {
+        response = sender.send_request(request) => response?,
+        ended = &mut connection => bail!("the connection ended before an answer: {ended:?}"),
+    };
     if !response.status().is_success() {
         bail!("opening {path}: {}", response.status());
     }
     Ok(SseConnection {
+        connection,
         body: response.into_body(),
         buffer: Vec::new(),
-        start: 0,
         searched: 0,
     })
 }
 
 impl SseConnection {
-    /// The next frame (with its blank-line terminator), or `None` when the stream ends.
-    async fn frame(&mut self) -> Option<Vec<u8>> {
-        loop {
-            let from = self.searched.max(self.start + 1);
-            if let Some(at) = self
-                .buffer
-                .get(from..)
-                .and_then(|rest| rest.windows(2).position(|w| w == b"\n\n"))
-            {
-                let end = from + at + 2;
-                let frame = self.buffer[self.start..end].to_vec();
-                self.start = end;
-                self.searched = end;
-                return Some(frame);
-            }
-            self.searched = self.buffer.len().saturating_sub(1);
-            // Drop what was consumed before reading more, so the buffer stays small.
-            self.buffer.drain(..self.start);
-            self.searched -= self.start.min(self.searched);
-            self.start = 0;
-            let chunk = self.body.frame().await?.ok()?;
-            if let Ok(data) = chunk.into_data() {
-                self.buffer.extend_from_slice(&data);
-            }
+    /// Reads the next chunk and hands every frame it completes (with its blank-line
+    /// terminator) to `each`; `false` when the stream has ended. A chunk of whole frames is
+    /// read where it lies; only a frame cut across chunks is copied.
+    async fn read(&mut self, mut each: impl FnMut(&[u8])) -> bool {
+        let chunk = tokio::select! {
+            chunk = self.body.frame() => match chunk {
+                Some(Ok(chunk)) => chunk,
+                _ => return false,
+            },
+            _ = &mut self.connection => return false,
+        };
+        let Ok(chunk) = chunk.into_data() else {
+            return true;
+        };
+        let in_place = self.buffer.is_empty();
+        let (data, mut from): (&[u8], usize) = if in_place {
+            (&chunk, 0)
+        } else {
+            self.buffer.extend_from_slice(&chunk);
+            (&self.buffer, self.searched)
+        };
+        let mut start = 0;
+        while let Some(at) = FRAME_END.find(&data[from..]) {
+            let end = from + at + 2;
+            each(&data[start..end]);
+            start = end;
+            from = end;
         }
+        if in_place {
+            self.buffer.extend_from_slice(&chunk[start..]);
+        } else {
+            self.buffer.drain(..start);
+        }
+        // A terminator may straddle the next chunk: search again from the last byte.
+        self.searched = self.buffer.len().saturating_sub(1);
+        true
     }
 }
+
+static FRAME_END: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\n\n"));
+static DATA_LINE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\ndata:"));
+static RECEIVED_AT: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"receivedAt\":\""));
 
 /// Counts event frames; on every `sample_every`-th one, measures the delivery lag.
 #[derive(Default)]
@@ -271,10 +359,11 @@ struct FrameCounter {
 
 impl FrameCounter {
     fn count(&mut self, frame: &[u8]) {
-        let Some(data) = frame
-            .split(|b| *b == b'\n')
-            .find(|l| l.starts_with(b"data:"))
-        else {
+        let Some(at) = (if frame.starts_with(b"data:") {
+            Some(0)
+        } else {
+            DATA_LINE.find(frame).map(|i| i + 1)
+        }) else {
             return;
         };
         self.events += 1;
@@ -282,12 +371,17 @@ impl FrameCounter {
             return;
         }
         let now = Utc::now();
-        let text = String::from_utf8_lossy(data);
-        let Some(at) = text.find("\"receivedAt\":\"").map(|i| i + 14) else {
+        let data = &frame[at..];
+        let data = &data[..memchr::memchr(b'\n', data).unwrap_or(data.len())];
+        let Some(at) = RECEIVED_AT
+            .find(data)
+            .map(|i| i + RECEIVED_AT.needle().len())
+        else {
             return;
         };
-        if let Some(received) = text
+        if let Some(received) = data
             .get(at..at + 24)
+            .and_then(|t| std::str::from_utf8(t).ok())
             .and_then(|t| t.parse::<DateTime<Utc>>().ok())
         {
             self.lags
