@@ -30,7 +30,8 @@ pub struct Config {
     /// Largest request body accepted, in bytes (413 above it).
     pub body_limit: usize,
     pub reader_pool_size: u32,
-    /// Committed events the hub buffers for slow live subscribers.
+    /// Published groups (each of at most 16 committed events) the hub buffers for live
+    /// subscribers that are behind; past that they catch up from the database.
     pub hub_capacity: usize,
     /// Idle time after which an event stream sends a `: keepalive` comment.
     pub keepalive: Duration,
@@ -115,7 +116,7 @@ impl Config {
             durability: Durability::Full,
             body_limit: DEFAULT_BODY_LIMIT,
             reader_pool_size: 8,
-            hub_capacity: 4096,
+            hub_capacity: 512,
             keepalive: Duration::from_secs(15),
             body_timeout: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(10),

@@ -394,3 +394,75 @@ async fn a_stalled_subscriber_does_not_grow_server_memory_and_resumes() {
         pending.extend_from_slice(&chunk[..n]);
     }
 }
+
+/// Live events are published in groups whose frames are rendered once per kind of stream and
+/// shared. Streams of one kind that join while events are being written (so their first live
+/// groups overlap the history they just read, and they take those in part) must each still get
+/// exactly their own run of positions, each frame naming its own event: a shared chunk handed
+/// to a stream at the wrong point would show as a repeat, a gap, or a frame whose id disagrees
+/// with its envelope.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_of_one_kind_share_live_frames_and_each_gets_its_own_run() {
+    let app = std::sync::Arc::new(spawn_app().await);
+    let writer = {
+        let app = app.clone();
+        tokio::spawn(async move {
+            let (mut session_head, mut shared_sequences) = (0i64, Vec::new());
+            for round in 0..60usize {
+                // Batches of 1 to 37 events, other sessions' events in between, so groups (of
+                // at most 16 events) hold a varying share of each stream's events.
+                let n = 1 + (round * 7) % 37;
+                let sessions: Vec<&str> = (0..n)
+                    .map(|i| if i % 3 == 2 { "other" } else { "shared" })
+                    .collect();
+                let events: Vec<Value> = sessions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, session)| json!({"type": "PostToolUse", "sessionId": session, "payload": {"round": round, "i": i}}))
+                    .collect();
+                let (status, body) = app.post_json(&Value::Array(events)).await;
+                assert_eq!(status, StatusCode::OK, "{body}");
+                for (ack, session) in body["events"].as_array().unwrap().iter().zip(&sessions) {
+                    if *session == "shared" {
+                        session_head += 1;
+                        assert_eq!(ack["sessionSequence"], session_head);
+                        shared_sequences.push(ack["sequence"].as_i64().unwrap());
+                    }
+                }
+            }
+            (session_head, shared_sequences)
+        })
+    };
+    // Streams join from the start while the writer runs: each reads history while new groups
+    // are published behind it.
+    let mut readers = Vec::new();
+    while !writer.is_finished() || readers.len() < 8 {
+        for path in ["/sessions/shared/events", "/events?session=shared"] {
+            readers.push((path, SseReader::new(app.stream(path, &[]).await)));
+        }
+        tokio::task::yield_now().await;
+    }
+    let (session_head, shared_sequences) = writer.await.unwrap();
+    assert!(readers.len() >= 8);
+    for (path, mut reader) in readers {
+        let global = path.starts_with("/events");
+        let expected: Vec<i64> = if global {
+            shared_sequences.clone()
+        } else {
+            (1..=session_head).collect()
+        };
+        let frames = reader.events(expected.len(), WAIT).await;
+        let positions: Vec<i64> = frames.iter().map(|f| f.position()).collect();
+        assert_eq!(positions, expected, "{path}");
+        for frame in &frames {
+            let envelope = frame.envelope();
+            assert_eq!(envelope["context"]["sessionId"], "shared", "{path}");
+            let own = if global {
+                "sequence"
+            } else {
+                "sessionSequence"
+            };
+            assert_eq!(envelope["context"][own], frame.position(), "{path}");
+        }
+    }
+}

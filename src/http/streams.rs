@@ -6,9 +6,10 @@ use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
 use crate::store::StoreError;
+use crate::stream::FrameKind;
 use crate::stream::cursor::{Cursor, Resolution};
 use crate::stream::scope::{Bounds, Scope};
-use crate::stream::sse::{Delivery, follow};
+use crate::stream::sse::follow;
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -143,11 +144,14 @@ pub fn open(
     };
     let slot = stream_slot(&state)?;
     let mut shutdown = state.shutdown.clone();
-    let batches = follow(state.store.clone(), state.store.hub.clone(), scope, after);
+    let kind = FrameKind {
+        scope,
+        frame_event: style.frame_event,
+    };
+    let batches = follow(state.store.clone(), state.store.hub.clone(), kind, after);
     let keepalive = state.config.keepalive;
-    let frame_event = style.frame_event;
-    // Each batch (a page of history, or the live events waiting) becomes one chunk of frames;
-    // an idle stretch of `keepalive` becomes a `: keepalive` comment.
+    // Each chunk of frames (a page of history, or the live events of a published group) is
+    // written as it comes; an idle stretch of `keepalive` becomes a `: keepalive` comment.
     let body = async_stream::stream! {
         yield Ok::<Bytes, StoreError>(Bytes::from(format!("retry: {}\n\n", RETRY.as_millis())));
         if let Some(gap) = gap {
@@ -156,7 +160,11 @@ pub fn open(
         let mut batches = std::pin::pin!(batches);
         loop {
             match tokio::time::timeout(keepalive, batches.next()).await {
-                Ok(Some(Ok(batch))) => yield Ok(frames(&batch, frame_event)),
+                Ok(Some(Ok(chunks))) => {
+                    for chunk in chunks {
+                        yield Ok(chunk);
+                    }
+                }
                 Ok(Some(Err(e))) => {
                     tracing::warn!(error = %e, "event stream ended by a read error");
                     yield Err(e);
@@ -223,51 +231,6 @@ fn gap_frame(after: i64, first: i64) -> Bytes {
     Bytes::from(format!("id: 0\nevent: STREAM_GAP\ndata: {data}\n\n"))
 }
 
-/// `id:`, `event:`, `data:` frames for a batch, in one buffer. Types hold no control
-/// characters (ingest refuses them); envelopes are one line unless a row written from outside
-/// hooklog holds pretty-printed JSON, which `split_data_lines` handles.
-fn frames(batch: &[Delivery], frame_event: Option<&str>) -> Bytes {
-    let size: usize = batch
-        .iter()
-        .map(|d| d.event.event.payload.len() + 400)
-        .sum();
-    let mut out = String::with_capacity(size);
-    for d in batch {
-        out.push_str("id: ");
-        out.push_str(itoa::Buffer::new().format(d.position));
-        out.push_str("\nevent: ");
-        out.push_str(frame_event.unwrap_or(&d.event.event.event_type));
-        out.push_str("\ndata: ");
-        let start = out.len();
-        if d.live {
-            // Live events go to every subscriber: render once, share.
-            out.push_str(d.event.envelope_json());
-        } else {
-            d.event.write_envelope(&mut out);
-        }
-        split_data_lines(&mut out, start);
-        out.push_str("\n\n");
-    }
-    Bytes::from(out)
-}
-
-/// A line break inside `data:` would end the field: continue it on further `data:` lines (the
-/// client joins them with a newline, which in JSON is only whitespace between tokens, since a
-/// JSON string cannot hold a raw line break).
-fn split_data_lines(out: &mut String, start: usize) {
-    if memchr::memchr2(b'\n', b'\r', &out.as_bytes()[start..]).is_none() {
-        return;
-    }
-    let text = out.split_off(start);
-    let lines = text.split(['\n', '\r']).filter(|line| !line.is_empty());
-    for (i, line) in lines.enumerate() {
-        if i > 0 {
-            out.push_str("\ndata: ");
-        }
-        out.push_str(line);
-    }
-}
-
 fn generation(state: &AppState) -> HeaderValue {
     HeaderValue::from_str(&state.store.generation_id).expect("the generation id is hex")
 }
@@ -326,23 +289,4 @@ pub fn probe(
     headers.insert(GENERATION_HEADER, generation(state));
     headers.extend(style.headers.clone());
     response
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_breaks_in_an_envelope_continue_on_further_data_lines() {
-        let mut out = String::from("data: ");
-        out.push_str("{\r\n  \"a\": 1,\n  \"b\": [\n]\r}");
-        split_data_lines(&mut out, 6);
-        assert_eq!(
-            out,
-            "data: {\ndata:   \"a\": 1,\ndata:   \"b\": [\ndata: ]\ndata: }"
-        );
-        let mut one = String::from("data: {\"a\":1}");
-        split_data_lines(&mut one, 6);
-        assert_eq!(one, "data: {\"a\":1}");
-    }
 }

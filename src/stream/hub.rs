@@ -1,9 +1,19 @@
 //! The hub: a tokio broadcast of committed events, in sequence order. Subscribers that fall
 //! behind get `Lagged` and must go back to the database; the writer never waits for them.
+//!
+//! A commit is published as groups of at most [`GROUP`] events, so a live stream takes a
+//! commit in a few receives rather than one per event, and streams of the same kind share the
+//! frames of a group: the first to send it renders them, the others send the same bytes.
 
+use super::scope::Scope;
 use crate::event::StoredEvent;
-use std::sync::{Arc, OnceLock};
+use axum::body::Bytes;
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::broadcast;
+
+/// Most events in one published group. With the hub's capacity in groups, this bounds the
+/// events the hub holds to `capacity * GROUP`.
+pub const GROUP: usize = 16;
 
 /// A committed event as streams share it: its envelope JSON is rendered once, by the first
 /// stream that sends it, however many streams send it after.
@@ -35,12 +45,64 @@ impl Committed {
     }
 }
 
+/// What makes two streams' frames for the same events identical: what they select and number
+/// (the scope) and the SSE event name they give every frame, if any.
+#[derive(Clone, PartialEq)]
+pub struct FrameKind {
+    pub scope: Scope,
+    pub frame_event: Option<&'static str>,
+}
+
+/// Consecutive events of one commit, in sequence order, with the frames rendered for them so
+/// far: one chunk per kind of stream that took all of its events in this group.
+pub struct Published {
+    pub events: Vec<Arc<Committed>>,
+    rendered: Mutex<Vec<(FrameKind, Rendered)>>,
+}
+
+/// The frames of a group for one kind of stream, and the positions they cover.
+#[derive(Clone)]
+pub struct Rendered {
+    /// Ordering numbers of the first and last event framed.
+    pub first: i64,
+    pub last: i64,
+    /// How many events are framed.
+    pub count: usize,
+    pub frames: Bytes,
+}
+
+impl Published {
+    /// The frames already rendered for streams of `kind`, if a stream of that kind took this
+    /// group whole.
+    pub fn rendered(&self, kind: &FrameKind) -> Option<Rendered> {
+        let rendered = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
+        rendered
+            .iter()
+            .find(|(k, _)| k == kind)
+            .map(|(_, r)| r.clone())
+    }
+
+    /// Keeps `rendered` as the frames of this group for streams of `kind` and returns its bytes
+    /// (another stream's, if one of the same kind kept them first: they are the same frames).
+    pub fn share(&self, kind: &FrameKind, rendered: Rendered) -> Bytes {
+        let mut kept = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, r)) = kept.iter().find(|(k, _)| k == kind) {
+            return r.frames.clone();
+        }
+        let frames = rendered.frames.clone();
+        kept.push((kind.clone(), rendered));
+        frames
+    }
+}
+
 #[derive(Clone)]
 pub struct Hub {
-    sender: broadcast::Sender<Arc<Committed>>,
+    sender: broadcast::Sender<Arc<Published>>,
 }
 
 impl Hub {
+    /// A hub that keeps the last `capacity` groups (each of at most [`GROUP`] events) for
+    /// subscribers that are behind.
     pub fn new(capacity: usize) -> Hub {
         let (sender, _) = broadcast::channel(capacity.max(1));
         Hub { sender }
@@ -48,13 +110,22 @@ impl Hub {
 
     /// Publishes committed events, in the order given (the writer gives sequence order).
     pub fn publish(&self, events: Vec<StoredEvent>) {
-        for event in events {
+        let mut events = events.into_iter().peekable();
+        while events.peek().is_some() {
+            let group = Published {
+                events: events
+                    .by_ref()
+                    .take(GROUP)
+                    .map(|e| Arc::new(Committed::new(e)))
+                    .collect(),
+                rendered: Mutex::new(Vec::new()),
+            };
             // No subscriber is not an error: the log is the source of truth.
-            let _ = self.sender.send(Arc::new(Committed::new(event)));
+            let _ = self.sender.send(Arc::new(group));
         }
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Committed>> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
         self.sender.subscribe()
     }
 }

@@ -2,8 +2,9 @@
 //! that replay history from a cursor and continue live.
 
 pub mod cursor;
+pub mod frame;
 mod hub;
 pub mod scope;
 pub mod sse;
 
-pub use hub::{Committed, Hub};
+pub use hub::{Committed, FrameKind, Hub, Published, Rendered};

@@ -4,21 +4,23 @@
 //! it is in the database; the ordering number de-duplicates the overlap. A subscriber that falls
 //! behind the hub (`Lagged`) resubscribes and goes back to the database the same way.
 //!
-//! Deliveries come in batches (a page of history, or every live event already waiting), so
-//! the HTTP layer can write each batch as one chunk: per-event overhead is what limits replay
-//! speed and fan-out.
+//! A stream yields chunks of SSE frames: a page of history, or a published group of live
+//! events. Per-event work is what limits replay speed and fan-out, so a live group's frames are
+//! rendered once for every stream of the same kind, and the streams after the first send the
+//! same bytes without looking at the events.
 
-use super::hub::Committed;
-use super::scope::Scope;
+use super::frame::frames;
+use super::hub::{Committed, FrameKind, Published, Rendered};
 use crate::store::{Store, StoreError};
 use crate::stream::Hub;
+use axum::body::Bytes;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 use tokio_stream::Stream;
 
 /// Events per history read: bounds the memory a stream holds while its client is slow.
 const PAGE: u32 = 500;
-/// Most live events gathered into one batch.
+/// Most live events gathered before they are handed on.
 const LIVE_BATCH: usize = 1000;
 
 /// One delivered event with its ordering number in this stream.
@@ -29,7 +31,7 @@ pub struct Delivery {
     pub live: bool,
 }
 
-/// What to do after delivering a live batch.
+/// What to do after delivering live chunks.
 enum Then {
     /// Keep listening to the hub.
     Listen,
@@ -39,14 +41,16 @@ enum Then {
     Stop,
 }
 
-/// The events of `scope` after ordering number `after`: history, then live, forever.
+/// The frames of the events of `kind.scope` after ordering number `after`: history, then live,
+/// forever.
 pub fn follow(
     store: Arc<Store>,
     hub: Hub,
-    scope: Scope,
+    kind: FrameKind,
     after: i64,
-) -> impl Stream<Item = Result<Vec<Delivery>, StoreError>> {
+) -> impl Stream<Item = Result<Vec<Bytes>, StoreError>> {
     async_stream::try_stream! {
+        let scope = &kind.scope;
         let mut last = after;
         let mut live = hub.subscribe();
         let read_page = |from: i64| {
@@ -75,26 +79,27 @@ pub fn follow(
                         Some(Delivery { position, event: Arc::new(Committed::new(event)), live: false })
                     })
                     .collect();
-                if let Some(newest) = batch.last() {
+                let chunk = batch.last().map(|newest| {
                     last = newest.position;
-                }
+                    frames(&batch, kind.frame_event)
+                });
                 if !full {
-                    if !batch.is_empty() {
-                        yield batch;
+                    if let Some(chunk) = chunk {
+                        yield vec![chunk];
                     }
                     break;
                 }
                 next = read_page(last);
-                if !batch.is_empty() {
-                    yield batch;
+                if let Some(chunk) = chunk {
+                    yield vec![chunk];
                 }
             }
             // Then live, until the hub says we fell behind (or a gap shows we did).
             loop {
                 let first = live.recv().await;
-                let (batch, then) = gather(&scope, &mut last, first, &mut live);
-                if !batch.is_empty() {
-                    yield batch;
+                let (chunks, then) = gather(&kind, &mut last, first, &mut live);
+                if !chunks.is_empty() {
+                    yield chunks;
                 }
                 match then {
                     Then::Listen => {}
@@ -109,51 +114,111 @@ pub fn follow(
     }
 }
 
-/// Takes the event just received and every one already waiting behind it, in order, keeping
-/// those of this stream that come after `last`; and says what to do next.
+/// Takes the group just received and every one already waiting behind it, in order, and makes
+/// the frames of the events of this stream that come after `last`; and says what to do next.
 fn gather(
-    scope: &Scope,
+    kind: &FrameKind,
     last: &mut i64,
-    first: Result<Arc<Committed>, RecvError>,
-    live: &mut tokio::sync::broadcast::Receiver<Arc<Committed>>,
-) -> (Vec<Delivery>, Then) {
-    let mut batch = Vec::new();
+    first: Result<Arc<Published>, RecvError>,
+    live: &mut tokio::sync::broadcast::Receiver<Arc<Published>>,
+) -> (Vec<Bytes>, Then) {
+    let mut chunks = Vec::new();
+    let mut gathered = 0;
     let mut next = first;
     loop {
         match next {
-            Ok(event) => {
-                if let Some(position) = scope.position(&event.event)
-                    && position > *last
-                {
-                    if scope.is_contiguous() && position != *last + 1 {
-                        // Deliver what is in order so far; the database fills the jump.
-                        return (batch, Then::CatchUp);
-                    }
-                    *last = position;
-                    batch.push(Delivery {
-                        position,
-                        event,
-                        live: true,
-                    });
+            Ok(group) => match take(kind, last, &group) {
+                Taken::Chunk(chunk, count) => {
+                    gathered += count;
+                    chunks.push(chunk);
                 }
-            }
+                Taken::Nothing => {}
+                Taken::Jump(partial) => {
+                    chunks.extend(partial);
+                    return (chunks, Then::CatchUp);
+                }
+            },
             Err(RecvError::Lagged(missed)) => {
                 tracing::debug!(
                     missed,
                     "stream fell behind the hub; catching up from the database"
                 );
-                return (batch, Then::CatchUp);
+                return (chunks, Then::CatchUp);
             }
-            Err(RecvError::Closed) => return (batch, Then::Stop),
+            Err(RecvError::Closed) => return (chunks, Then::Stop),
         }
-        if batch.len() >= LIVE_BATCH {
-            return (batch, Then::Listen);
+        if gathered >= LIVE_BATCH {
+            return (chunks, Then::Listen);
         }
         next = match live.try_recv() {
-            Ok(event) => Ok(event),
-            Err(TryRecvError::Empty) => return (batch, Then::Listen),
+            Ok(group) => Ok(group),
+            Err(TryRecvError::Empty) => return (chunks, Then::Listen),
             Err(TryRecvError::Lagged(n)) => Err(RecvError::Lagged(n)),
             Err(TryRecvError::Closed) => Err(RecvError::Closed),
         };
     }
+}
+
+/// What a stream takes from one published group.
+enum Taken {
+    /// The frames of its events in the group, and how many there are.
+    Chunk(Bytes, usize),
+    /// None of the group's events is for it (or all were already sent).
+    Nothing,
+    /// Its events jump past `last + 1`: the frames of those before the jump, then the stream
+    /// must catch up from the database.
+    Jump(Option<Bytes>),
+}
+
+/// The frames of the group's events that are this stream's and after `last`, moving `last` on.
+/// When every one of the stream's events in the group is after `last` (the usual case), the
+/// group's frames for this kind of stream are rendered once and shared.
+fn take(kind: &FrameKind, last: &mut i64, group: &Published) -> Taken {
+    let scope = &kind.scope;
+    if let Some(shared) = group.rendered(kind)
+        && shared.first > *last
+        && (!scope.is_contiguous() || shared.first == *last + 1)
+    {
+        *last = shared.last;
+        return Taken::Chunk(shared.frames, shared.count);
+    }
+    let mut deliveries = Vec::new();
+    // Whether every event of this stream in the group is delivered here, so the frames are
+    // the ones every stream of this kind that is not behind sends.
+    let mut whole = true;
+    for event in &group.events {
+        let Some(position) = scope.position(&event.event) else {
+            continue;
+        };
+        if position <= *last {
+            whole = false;
+            continue;
+        }
+        if scope.is_contiguous() && position != *last + 1 {
+            let partial = (!deliveries.is_empty()).then(|| frames(&deliveries, kind.frame_event));
+            return Taken::Jump(partial);
+        }
+        *last = position;
+        deliveries.push(Delivery {
+            position,
+            event: event.clone(),
+            live: true,
+        });
+    }
+    let (Some(first), Some(newest)) = (deliveries.first(), deliveries.last()) else {
+        return Taken::Nothing;
+    };
+    let render = || frames(&deliveries, kind.frame_event);
+    let chunk = if whole {
+        let rendered = Rendered {
+            first: first.position,
+            last: newest.position,
+            count: deliveries.len(),
+            frames: render(),
+        };
+        group.share(kind, rendered)
+    } else {
+        render()
+    };
+    Taken::Chunk(chunk, deliveries.len())
 }
