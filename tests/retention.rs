@@ -288,3 +288,68 @@ async fn rebuild_refuses_a_log_pruned_before_the_snapshot_existed() {
     assert_eq!(dump_projections(&conn), before, "nothing changed");
     drop(dir);
 }
+
+/// A prune step that keeps failing must show, not only be logged: the log then grows past its
+/// limit while ingest goes on. Here a `snapshot_` table is renamed away from outside (as a
+/// user's sqlite3 session could), so every prune step fails; `/health` and `/stats` say so
+/// with the error, events are still stored, and once the table is back pruning resumes and
+/// the state returns to `ok`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_prune_is_reported_by_health_and_clears_when_it_works_again() {
+    let retention = Retention {
+        max_events: Some(20),
+        max_age: None,
+    };
+    let app = spawn_app_with(|c| c.retention = retention).await;
+    let (_, health) = app.get("/health").await;
+    assert_eq!(health["retention"], "ok");
+    assert!(health.get("retentionError").is_none());
+    app.post_session_events("a", 50).await;
+    wait_for(WAIT, "pruning to 20 events", || count(&app).0 == 20).await;
+
+    let outside = rusqlite::Connection::open(&app.db_path).unwrap();
+    outside.busy_timeout(WAIT).unwrap();
+    outside
+        .execute_batch("ALTER TABLE snapshot_sessions RENAME TO snapshot_sessions_away")
+        .unwrap();
+    // Ingest goes on; the log grows past its limit.
+    app.post_session_events("a", 30).await;
+    let health = health_once(&app, |h| h["retention"] == "failing").await;
+    assert_eq!(health["ok"], true, "ingest still works: {health}");
+    assert!(
+        health["retentionError"]
+            .as_str()
+            .is_some_and(|e| e.contains("snapshot_sessions")),
+        "{health}"
+    );
+    let (_, stats) = app.get("/stats").await;
+    assert_eq!(stats["retention"]["state"], "failing");
+    assert!(stats["retention"]["consecutiveFailures"].as_u64().unwrap() >= 1);
+    assert!(stats["retention"]["failingSince"].is_string());
+    assert_eq!(count(&app).0, 50, "nothing was pruned while failing");
+
+    outside
+        .execute_batch("ALTER TABLE snapshot_sessions_away RENAME TO snapshot_sessions")
+        .unwrap();
+    wait_for(WAIT, "pruning to resume", || count(&app).0 == 20).await;
+    health_once(&app, |h| h["retention"] == "ok").await;
+    let (_, stats) = app.get("/stats").await;
+    assert_eq!(stats["retention"]["consecutiveFailures"], 0);
+    assert!(stats["retention"]["pruned"].as_u64().unwrap() >= 60);
+}
+
+/// `GET /health` until its body satisfies `condition`, within `WAIT`; that body.
+async fn health_once(app: &common::TestApp, condition: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let (_, health) = app.get("/health").await;
+        if condition(&health) {
+            return health;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "health never got there: {health}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -3,6 +3,7 @@
 use super::AppState;
 use crate::event::time;
 use crate::store::stats::StatsSnapshot;
+use crate::store::writer::Pruning;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -18,11 +19,18 @@ pub struct Health {
     uptime_ms: u128,
     time: String,
     head_sequence: i64,
+    /// `off` (no retention policy), `ok`, or `failing`: the last prune step failed, so the log
+    /// is growing past its limit. Ingest goes on, so `ok` and the status do not change.
+    retention: &'static str,
+    /// Why pruning is failing, while it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retention_error: Option<String>,
 }
 
 /// `200` while the writer can store events, `503` (same body, `ok: false`) when it cannot.
 pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     let writer = state.store.writer_state();
+    let pruning = state.store.writer.pruning();
     let ok = writer == "ok";
     let status = if ok {
         StatusCode::OK
@@ -36,6 +44,8 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>)
         uptime_ms: state.started.elapsed().as_millis(),
         time: time::now(),
         head_sequence: state.store.writer.head(),
+        retention: pruning.state,
+        retention_error: pruning.last_error,
     };
     (status, Json(health))
 }
@@ -46,6 +56,7 @@ pub struct Stats {
     head_sequence: i64,
     stream_generation_id: String,
     writer: StatsSnapshot,
+    retention: Pruning,
 }
 
 pub async fn stats(State(state): State<AppState>) -> Json<Stats> {
@@ -53,5 +64,6 @@ pub async fn stats(State(state): State<AppState>) -> Json<Stats> {
         head_sequence: state.store.writer.head(),
         stream_generation_id: state.store.generation_id.clone(),
         writer: state.store.writer.stats().snapshot(),
+        retention: state.store.writer.pruning(),
     })
 }

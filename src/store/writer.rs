@@ -13,8 +13,8 @@ use crate::projection::{self, Effects};
 use crate::stream::Hub;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot};
 
@@ -93,6 +93,26 @@ pub struct Writer {
     stats: Arc<WriterStats>,
     /// False after a batch the database refused, true again after the next one it takes.
     healthy: Arc<AtomicBool>,
+    pruning: Arc<Mutex<Pruning>>,
+}
+
+/// How pruning is going (for `/health` and `/stats`): a prune step that keeps failing leaves
+/// the log growing past its limit while ingest goes on, so it must be visible, not only logged.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pruning {
+    /// `off` (no retention policy), `ok`, or `failing` (the last prune step failed).
+    pub state: &'static str,
+    /// Events pruned since the server started.
+    pub pruned: u64,
+    /// Prune steps that failed in a row (0 once one succeeds).
+    pub consecutive_failures: u64,
+    /// The last failure's error, while failing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// When the current run of failures began, while failing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failing_since: Option<String>,
 }
 
 impl Writer {
@@ -106,12 +126,20 @@ impl Writer {
     ) -> rusqlite::Result<(Writer, std::thread::JoinHandle<()>)> {
         let mut thread = WriterThread::new(conn, hub, clock, rules)?;
         thread.retention = retention;
+        if retention.is_set() {
+            thread
+                .pruning
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .state = "ok";
+        }
         let (queue, commands) = mpsc::channel(QUEUE_CAPACITY);
         let writer = Writer {
             queue,
             head: thread.shared_head.clone(),
             stats: thread.stats.clone(),
             healthy: thread.healthy.clone(),
+            pruning: thread.pruning.clone(),
         };
         let handle = std::thread::Builder::new()
             .name("hooklog-writer".into())
@@ -135,6 +163,14 @@ impl Writer {
                 .expect("spawning the maintenance thread");
         }
         Ok((writer, handle))
+    }
+
+    /// How pruning is going.
+    pub fn pruning(&self) -> Pruning {
+        self.pruning
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Whether the last batch the writer tried was committed.
@@ -204,6 +240,7 @@ struct WriterThread {
     clock: time::Clock,
     rules: coordination::Rules,
     healthy: Arc<AtomicBool>,
+    pruning: Arc<Mutex<Pruning>>,
     shared_head: Arc<AtomicI64>,
     stats: Arc<WriterStats>,
 }
@@ -281,6 +318,10 @@ impl WriterThread {
             clock,
             rules,
             healthy: Arc::new(AtomicBool::new(true)),
+            pruning: Arc::new(Mutex::new(Pruning {
+                state: "off",
+                ..Pruning::default()
+            })),
             shared_head: Arc::new(AtomicI64::new(head)),
             stats: Arc::new(WriterStats::default()),
         })
@@ -348,24 +389,50 @@ impl WriterThread {
         let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             retention::prune_step_min(&self.conn, &self.retention, now, min_step)
         }));
-        let failed = match step {
-            Ok(Ok(0)) => false,
+        let failure = match step {
             Ok(Ok(pruned)) => {
-                tracing::debug!(pruned, "pruned the oldest events");
-                false
+                if pruned > 0 {
+                    tracing::debug!(pruned, "pruned the oldest events");
+                }
+                let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
+                if pruning.consecutive_failures > 0 {
+                    tracing::info!(
+                        failures = pruning.consecutive_failures,
+                        "pruning works again"
+                    );
+                }
+                *pruning = Pruning {
+                    state: "ok",
+                    pruned: pruning.pruned + pruned.max(0) as u64,
+                    ..Pruning::default()
+                };
+                None
             }
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "pruning failed; will retry");
-                true
-            }
-            Err(_) => {
-                tracing::error!("a prune step panicked; it was rolled back and will be retried");
-                true
-            }
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => Some("a prune step panicked (a bug); it was rolled back".to_string()),
         };
-        if failed && !self.conn.is_autocommit() {
+        let Some(error) = failure else {
+            return;
+        };
+        if !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
+        let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
+        pruning.consecutive_failures += 1;
+        let failures = pruning.consecutive_failures;
+        // The tick retries every second: say it at the first failure, then now and then.
+        if failures == 1 || failures.is_multiple_of(60) {
+            tracing::error!(
+                %error,
+                failures,
+                "pruning failed; events are kept past the retention limit until it works again (retried every second)"
+            );
+        }
+        if failures == 1 {
+            pruning.failing_since = Some(time::format(now));
+        }
+        pruning.state = "failing";
+        pruning.last_error = Some(error);
     }
 
     /// Folds the WAL into the main file so a stopped hooklog leaves one self-contained file.
