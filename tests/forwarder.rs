@@ -612,3 +612,59 @@ fn codex_hooks_json_is_made_and_removed() {
     let again = cli(&["hooks", "uninstall", "--cli", "codex"], &envs);
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to uninstall"));
 }
+
+/// A spool directory anyone may write to (or another user's) is not used: files planted there
+/// would be delivered under this user's token, and spooled prompts could be read. The run still
+/// delivers its own event directly, leaves nothing in that directory, and does not forward the
+/// planted file; `spool status` says why the spool is refused.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_world_writable_spool_is_not_used_and_the_event_is_sent_directly() {
+    use std::os::unix::fs::PermissionsExt;
+    let app = spawn_app().await;
+    let spool = app.dir.path().join("shared-spool");
+    std::fs::create_dir(&spool).unwrap();
+    std::fs::set_permissions(&spool, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // A planted event, named as the spool names its files.
+    let planted = format!(
+        "{:039}-planted.event",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    std::fs::write(
+        spool.join(&planted),
+        format!(
+            "{}\n{}",
+            json!({"id": "0199a000-0000-7000-8000-000000000001", "route": "event", "capturedAt": "2026-11-30T00:00:00.000Z"}),
+            String::from_utf8(tool_call("planted", 0)).unwrap()
+        ),
+    )
+    .unwrap();
+    let (spool_dir, url) = (spool.clone(), app.url.clone());
+    let run = tokio::task::spawn_blocking(move || {
+        hook(&spool_dir, &url, 1500, &tool_call("own", 1), &[])
+    })
+    .await
+    .unwrap();
+    assert_quiet(&run, 1500);
+    assert_eq!(
+        stored_order(&app.db_path),
+        vec![("own".to_string(), vec![1])],
+        "only the run's own event is stored"
+    );
+    let names: Vec<String> = std::fs::read_dir(&spool)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec![planted], "nothing written to the refused spool");
+    let status = cli(&["spool", "status"], &[("HOOKLOG_SPOOL", &spool)]);
+    assert!(!status.status.success());
+    assert!(
+        String::from_utf8_lossy(&status.stderr).contains("writable by every user"),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+}

@@ -123,6 +123,8 @@ impl Spool {
                 let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
             }
         }
+        #[cfg(unix)]
+        check_private(dir)?;
         Ok(Spool {
             dir: dir.to_path_buf(),
             limits,
@@ -348,8 +350,42 @@ fn safe_name(id: &str) -> String {
         .collect()
 }
 
+/// Refuses a spool directory that another user owns or that anyone may write to. Spooled
+/// events hold prompts and commands, and every file in the spool is delivered with this user's
+/// token: a directory someone else controls (a path under a shared `/tmp` made first by another
+/// user, say) could be read, or could have events planted in it. A group-writable directory is
+/// accepted (a user-private group is common); a world-writable one is not.
+#[cfg(unix)]
+fn check_private(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(dir)?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "the spool {} belongs to uid {}, not to this user (uid {me}); not using it",
+                dir.display(),
+                meta.uid()
+            ),
+        ));
+    }
+    if meta.mode() & 0o002 != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "the spool {} is writable by every user; not using it (chmod 700 it)",
+                dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Where the spool lives when `HOOKLOG_SPOOL` is not set: `$XDG_STATE_HOME/hooklog/spool`, else
-/// `~/.local/state/hooklog/spool`.
+/// `~/.local/state/hooklog/spool`, else (no home) `hooklog-spool-<uid>` in the temporary
+/// directory, which [`Spool::open`] uses only if this user owns it.
 pub fn default_dir() -> PathBuf {
     if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|s| !s.is_empty()) {
         return PathBuf::from(state).join("hooklog").join("spool");
@@ -361,7 +397,12 @@ pub fn default_dir() -> PathBuf {
             .join("hooklog")
             .join("spool");
     }
-    std::env::temp_dir().join("hooklog-spool")
+    #[cfg(unix)]
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let user = unsafe { libc::geteuid() }.to_string();
+    #[cfg(not(unix))]
+    let user = "user".to_string();
+    std::env::temp_dir().join(format!("hooklog-spool-{user}"))
 }
 
 #[cfg(test)]
@@ -375,6 +416,44 @@ mod tests {
             cli: None,
             captured_at: "2026-11-30T00:00:00.000Z".into(),
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_world_writable_spool_is_refused_and_a_private_one_taken() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
+        let refused = Spool::open(dir.path(), Limits::default()).err().unwrap();
+        assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied);
+        assert!(refused.to_string().contains("writable by every user"));
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o770)).unwrap();
+        assert!(Spool::open(dir.path(), Limits::default()).is_ok());
+        // A new directory is made owner-only.
+        let made = dir.path().join("made");
+        Spool::open(&made, Limits::default()).unwrap();
+        assert_eq!(
+            fs::metadata(&made).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_spool_owned_by_another_user_is_refused() {
+        // A directory this user does not own: as root, one given away to `nobody`; otherwise
+        // `/`, which is root's.
+        let dir = tempfile::tempdir().unwrap();
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let foreign = if unsafe { libc::geteuid() } == 0 {
+            std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
+            dir.path().to_path_buf()
+        } else {
+            PathBuf::from("/")
+        };
+        let refused = Spool::open(&foreign, Limits::default()).err().unwrap();
+        assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied);
+        assert!(refused.to_string().contains("belongs to uid"), "{refused}");
     }
 
     #[test]
