@@ -101,15 +101,7 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
-        let pool = self.readers.clone();
-        let task = tokio::task::spawn_blocking(move || -> Result<T, StoreError> {
-            let conn = pool.get()?;
-            Ok(f(&conn)?)
-        });
-        match task.await {
-            Ok(result) => result,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
+        self.read_now(f).await
     }
 
     /// Like [`Store::read`], but the read starts now, on the blocking pool, rather than when the
