@@ -322,11 +322,33 @@ async fn a_failing_prune_is_reported_by_health_and_clears_when_it_works_again() 
             .is_some_and(|e| e.contains("snapshot_sessions")),
         "{health}"
     );
-    let (_, stats) = app.get("/stats").await;
-    assert_eq!(stats["retention"]["state"], "failing");
-    assert!(stats["retention"]["consecutiveFailures"].as_u64().unwrap() >= 1);
-    assert!(stats["retention"]["failingSince"].is_string());
-    assert_eq!(count(&app).0, 50, "nothing was pruned while failing");
+    let (_, first) = app.get("/stats").await;
+    assert_eq!(first["retention"]["state"], "failing");
+    assert!(first["retention"]["failingSince"].is_string());
+    // More batches (each followed by a prune step that finds too little due to try) and more
+    // ticks: the state stays failing, the failures count up, and the run keeps its start.
+    app.post_session_events("a", 5).await;
+    let deadline = std::time::Instant::now() + WAIT;
+    let stats = loop {
+        let (_, stats) = app.get("/stats").await;
+        assert_eq!(stats["retention"]["state"], "failing", "{stats}");
+        assert_eq!(
+            stats["retention"]["failingSince"], first["retention"]["failingSince"],
+            "{stats}"
+        );
+        if stats["retention"]["consecutiveFailures"].as_u64().unwrap() >= 2 {
+            break stats;
+        }
+        assert!(std::time::Instant::now() < deadline, "{stats}");
+        app.post_session_events("a", 1).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(stats["retention"]["lastError"].is_string());
+    let stored = count(&app).0;
+    assert!(
+        stored > 50,
+        "nothing was pruned while failing ({stored} events)"
+    );
 
     outside
         .execute_batch("ALTER TABLE snapshot_sessions_away RENAME TO snapshot_sessions")

@@ -389,37 +389,44 @@ impl WriterThread {
         let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             retention::prune_step_min(&self.conn, &self.retention, now, min_step)
         }));
-        let failure = match step {
+        let error = match step {
+            // Nothing pruned proves nothing: a step returns 0 before it touches anything when
+            // fewer events are due than it waits for, so only a step that pruned clears a
+            // failure (otherwise the state would flip back to `ok` after every batch).
+            Ok(Ok(0)) => return,
             Ok(Ok(pruned)) => {
-                if pruned > 0 {
-                    tracing::debug!(pruned, "pruned the oldest events");
-                }
-                let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
-                if pruning.consecutive_failures > 0 {
-                    tracing::info!(
-                        failures = pruning.consecutive_failures,
-                        "pruning works again"
-                    );
-                }
-                *pruning = Pruning {
-                    state: "ok",
-                    pruned: pruning.pruned + pruned.max(0) as u64,
-                    ..Pruning::default()
+                tracing::debug!(pruned, "pruned the oldest events");
+                let recovered = {
+                    let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
+                    let failures = pruning.consecutive_failures;
+                    *pruning = Pruning {
+                        state: "ok",
+                        pruned: pruning.pruned + pruned as u64,
+                        ..Pruning::default()
+                    };
+                    failures
                 };
-                None
+                if recovered > 0 {
+                    tracing::info!(failures = recovered, "pruning works again");
+                }
+                return;
             }
-            Ok(Err(e)) => Some(e.to_string()),
-            Err(_) => Some("a prune step panicked (a bug); it was rolled back".to_string()),
-        };
-        let Some(error) = failure else {
-            return;
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "a prune step panicked (a bug); it was rolled back".to_string(),
         };
         if !self.conn.is_autocommit() {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
-        let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
-        pruning.consecutive_failures += 1;
-        let failures = pruning.consecutive_failures;
+        let failures = {
+            let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
+            pruning.consecutive_failures += 1;
+            if pruning.consecutive_failures == 1 {
+                pruning.failing_since = Some(time::format(now));
+            }
+            pruning.state = "failing";
+            pruning.last_error = Some(error.clone());
+            pruning.consecutive_failures
+        };
         // The tick retries every second: say it at the first failure, then now and then.
         if failures == 1 || failures.is_multiple_of(60) {
             tracing::error!(
@@ -428,11 +435,6 @@ impl WriterThread {
                 "pruning failed; events are kept past the retention limit until it works again (retried every second)"
             );
         }
-        if failures == 1 {
-            pruning.failing_since = Some(time::format(now));
-        }
-        pruning.state = "failing";
-        pruning.last_error = Some(error);
     }
 
     /// Folds the WAL into the main file so a stopped hooklog leaves one self-contained file.
