@@ -663,7 +663,7 @@ async fn a_world_writable_spool_is_not_used_and_the_event_is_sent_directly() {
     let status = cli(&["spool", "status"], &[("HOOKLOG_SPOOL", &spool)]);
     assert!(!status.status.success());
     assert!(
-        String::from_utf8_lossy(&status.stderr).contains("writable by every user"),
+        String::from_utf8_lossy(&status.stderr).contains("writable by other users"),
         "{}",
         String::from_utf8_lossy(&status.stderr)
     );

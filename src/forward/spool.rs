@@ -115,13 +115,13 @@ impl Spool {
     /// commands) if needed.
     pub fn open(dir: &Path, limits: Limits) -> io::Result<Spool> {
         if !dir.is_dir() {
-            fs::create_dir_all(dir)?;
-            // Only a directory made here: an existing one (given with --spool) keeps its mode.
+            let mut builder = fs::DirBuilder::new();
+            builder.recursive(true);
+            // Owner-only from the moment it exists (and its missing parents too), so no other
+            // run or user ever sees it open; an existing one (given with --spool) keeps its mode.
             #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt;
-                let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
-            }
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder.create(dir)?;
         }
         #[cfg(unix)]
         check_private(dir)?;
@@ -350,34 +350,42 @@ fn safe_name(id: &str) -> String {
         .collect()
 }
 
-/// Refuses a spool directory that another user owns or that anyone may write to. Spooled
+/// Refuses a spool directory that another user owns or that others may write to. Spooled
 /// events hold prompts and commands, and every file in the spool is delivered with this user's
 /// token: a directory someone else controls (a path under a shared `/tmp` made first by another
-/// user, say) could be read, or could have events planted in it. A group-writable directory is
-/// accepted (a user-private group is common); a world-writable one is not.
+/// user, a symbolic link planted there, or a directory of a group that holds other users, such
+/// as macOS's `staff`) could be read, or could have events planted in it.
 #[cfg(unix)]
 fn check_private(dir: &Path) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
-    let meta = fs::metadata(dir)?;
+    let refuse = |why: String| {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("the spool {} {why}; not using it", dir.display()),
+        ))
+    };
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
-    if meta.uid() != me {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "the spool {} belongs to uid {}, not to this user (uid {me}); not using it",
-                dir.display(),
-                meta.uid()
-            ),
+    // A link is followed only if this user made it (in a sticky /tmp, nobody else can replace
+    // it); its target must then pass the same checks.
+    let link = fs::symlink_metadata(dir)?;
+    if link.file_type().is_symlink() && link.uid() != me {
+        return refuse(format!(
+            "is a symbolic link made by uid {}, not by this user (uid {me})",
+            link.uid()
         ));
     }
-    if meta.mode() & 0o002 != 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "the spool {} is writable by every user; not using it (chmod 700 it)",
-                dir.display()
-            ),
+    let meta = fs::metadata(dir)?;
+    if meta.uid() != me {
+        return refuse(format!(
+            "belongs to uid {}, not to this user (uid {me})",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return refuse(format!(
+            "is writable by other users (mode {:o}; chmod 700 it)",
+            meta.mode() & 0o777
         ));
     }
     Ok(())
@@ -426,16 +434,25 @@ mod tests {
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o777)).unwrap();
         let refused = Spool::open(dir.path(), Limits::default()).err().unwrap();
         assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied);
-        assert!(refused.to_string().contains("writable by every user"));
+        assert!(refused.to_string().contains("writable by other users"));
+        // A group may hold other users (macOS's `staff`): group write is refused too.
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o770)).unwrap();
+        assert!(Spool::open(dir.path(), Limits::default()).is_err());
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o750)).unwrap();
         assert!(Spool::open(dir.path(), Limits::default()).is_ok());
-        // A new directory is made owner-only.
-        let made = dir.path().join("made");
+        // A new directory is made owner-only, and so are the parents made for it.
+        let made = dir.path().join("parent").join("made");
         Spool::open(&made, Limits::default()).unwrap();
-        assert_eq!(
-            fs::metadata(&made).unwrap().permissions().mode() & 0o777,
-            0o700
-        );
+        for path in [&made, &dir.path().join("parent")] {
+            assert_eq!(
+                fs::metadata(path).unwrap().permissions().mode() & 0o777,
+                0o700
+            );
+        }
+        // A link of this user's to a private directory is followed.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&made, &link).unwrap();
+        assert!(Spool::open(&link, Limits::default()).is_ok());
     }
 
     #[cfg(unix)]
@@ -454,6 +471,23 @@ mod tests {
         let refused = Spool::open(&foreign, Limits::default()).err().unwrap();
         assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied);
         assert!(refused.to_string().contains("belongs to uid"), "{refused}");
+        // As root, a link made by another user (to a directory of root's) is not followed.
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            let mine = dir.path().join("mine");
+            fs::create_dir(&mine).unwrap();
+            let outside = tempfile::tempdir().unwrap();
+            let planted = outside.path().join("planted");
+            std::os::unix::fs::symlink(&mine, &planted).unwrap();
+            std::os::unix::fs::lchown(&planted, Some(65534), Some(65534)).unwrap();
+            let refused = Spool::open(&planted, Limits::default()).err().unwrap();
+            assert!(
+                refused
+                    .to_string()
+                    .contains("symbolic link made by uid 65534"),
+                "{refused}"
+            );
+        }
     }
 
     #[test]
