@@ -79,19 +79,17 @@ pub fn follow(
                         Some(Delivery { position, event: Arc::new(Committed::new(event)), live: false })
                     })
                     .collect();
-                let chunk = batch.last().map(|newest| {
+                if let Some(newest) = batch.last() {
                     last = newest.position;
-                    frames(&batch, kind.frame_event)
-                });
-                if !full {
-                    if let Some(chunk) = chunk {
-                        yield vec![chunk];
-                    }
-                    break;
                 }
-                next = read_page(last);
-                if let Some(chunk) = chunk {
-                    yield vec![chunk];
+                // The next read starts before this page is rendered and sent.
+                let following = full.then(|| read_page(last));
+                if !batch.is_empty() {
+                    yield vec![frames(&batch, kind.frame_event)];
+                }
+                match following {
+                    Some(following) => next = following,
+                    None => break,
                 }
             }
             // Then live, until the hub says we fell behind (or a gap shows we did).
