@@ -368,7 +368,8 @@ fn check_private(dir: &Path) -> io::Result<()> {
     let me = unsafe { libc::geteuid() };
     // A link is followed only if this user made it (in a sticky /tmp, nobody else can replace
     // it); its target must then pass the same checks.
-    let link = fs::symlink_metadata(dir)?;
+    // Without a trailing slash, which would make lstat follow the link.
+    let link = fs::symlink_metadata(dir.components().collect::<PathBuf>())?;
     if link.file_type().is_symlink() && link.uid() != me {
         return refuse(format!(
             "is a symbolic link made by uid {}, not by this user (uid {me})",
@@ -480,13 +481,17 @@ mod tests {
             let planted = outside.path().join("planted");
             std::os::unix::fs::symlink(&mine, &planted).unwrap();
             std::os::unix::fs::lchown(&planted, Some(65534), Some(65534)).unwrap();
-            let refused = Spool::open(&planted, Limits::default()).err().unwrap();
-            assert!(
-                refused
-                    .to_string()
-                    .contains("symbolic link made by uid 65534"),
-                "{refused}"
-            );
+            // Named as it is, and with a trailing slash (which makes lstat follow a link).
+            let slashed = PathBuf::from(format!("{}/", planted.display()));
+            for path in [&planted, &slashed] {
+                let refused = Spool::open(path, Limits::default()).err().unwrap();
+                assert!(
+                    refused
+                        .to_string()
+                        .contains("symbolic link made by uid 65534"),
+                    "{refused}"
+                );
+            }
         }
     }
 
