@@ -21,6 +21,7 @@ pub mod projection;
 pub mod store;
 pub mod stream;
 
+use axum::serve::ListenerExt;
 use config::Config;
 use std::future::{Future, IntoFuture};
 use std::sync::Arc;
@@ -76,6 +77,14 @@ impl App {
         let router = http::router(self.state, listener.local_addr()?);
         let stopping = self.shutdown;
         let mut begun = stopping.subscribe();
+        // TCP_NODELAY: a response or an SSE chunk goes out when written, not held back by
+        // Nagle's algorithm until the previous segment is acknowledged (with delayed ACKs,
+        // up to 40 ms on a stream's last partial segment).
+        let listener = listener.tap_io(|stream| {
+            if let Err(e) = stream.set_nodelay(true) {
+                tracing::debug!(error = %e, "could not set TCP_NODELAY on a connection");
+            }
+        });
         let graceful = axum::serve(
             listener,
             // The peer address keys the rate limit.
