@@ -364,8 +364,7 @@ fn check_private(dir: &Path) -> io::Result<()> {
             format!("the spool {} {why}; not using it", dir.display()),
         ))
     };
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = euid();
     // A link is followed only if this user made it (in a sticky /tmp, nobody else can replace
     // it); its target must then pass the same checks.
     // Without a trailing slash, which would make lstat follow the link.
@@ -392,6 +391,13 @@ fn check_private(dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// This process's effective user id.
+#[cfg(unix)]
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
 /// Where the spool lives when `HOOKLOG_SPOOL` is not set: `$XDG_STATE_HOME/hooklog/spool`, else
 /// `~/.local/state/hooklog/spool`, else (no home) `hooklog-spool-<uid>` in the temporary
 /// directory, which [`Spool::open`] uses only if this user owns it.
@@ -407,8 +413,7 @@ pub fn default_dir() -> PathBuf {
             .join("spool");
     }
     #[cfg(unix)]
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let user = unsafe { libc::geteuid() }.to_string();
+    let user = euid().to_string();
     #[cfg(not(unix))]
     let user = "user".to_string();
     std::env::temp_dir().join(format!("hooklog-spool-{user}"))
@@ -462,8 +467,7 @@ mod tests {
         // A directory this user does not own: as root, one given away to `nobody`; otherwise
         // `/`, which is root's.
         let dir = tempfile::tempdir().unwrap();
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let foreign = if unsafe { libc::geteuid() } == 0 {
+        let foreign = if euid() == 0 {
             std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
             dir.path().to_path_buf()
         } else {
@@ -473,8 +477,7 @@ mod tests {
         assert_eq!(refused.kind(), io::ErrorKind::PermissionDenied);
         assert!(refused.to_string().contains("belongs to uid"), "{refused}");
         // As root, a link made by another user (to a directory of root's) is not followed.
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } == 0 {
+        if euid() == 0 {
             let mine = dir.path().join("mine");
             fs::create_dir(&mine).unwrap();
             let outside = tempfile::tempdir().unwrap();

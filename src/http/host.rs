@@ -74,11 +74,7 @@ pub async fn check_host(
     request: Request,
     next: Next,
 ) -> Response {
-    let refused = match request.headers().get(header::HOST) {
-        None => false,
-        Some(value) => value.to_str().map_or(true, |host| !check.accepts(host)),
-    };
-    if refused {
+    if super::header_refused(&request, header::HOST, |host| check.accepts(host)) {
         tracing::debug!("host not allowed");
         return ApiError::HostNotAllowed.into_response();
     }

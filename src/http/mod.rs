@@ -232,3 +232,17 @@ async fn not_found(uri: Uri) -> ApiError {
 async fn method_not_allowed() -> ApiError {
     ApiError::MethodNotAllowed
 }
+
+/// Whether the request's `name` header makes a guard refuse it: an absent header passes (the
+/// guard is for browsers, which always send it), a value that is not text is refused, and any
+/// other passes only if `accepts` it. The `Host` and `Origin` checks share this.
+pub(crate) fn header_refused(
+    request: &axum::extract::Request,
+    name: axum::http::HeaderName,
+    accepts: impl Fn(&str) -> bool,
+) -> bool {
+    match request.headers().get(name) {
+        None => false,
+        Some(value) => value.to_str().map_or(true, |text| !accepts(text)),
+    }
+}

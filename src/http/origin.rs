@@ -38,11 +38,7 @@ pub async fn check_origin(
     request: Request,
     next: Next,
 ) -> Response {
-    let refused = match request.headers().get(header::ORIGIN) {
-        None => false,
-        Some(value) => value.to_str().map_or(true, |origin| !check.accepts(origin)),
-    };
-    if refused {
+    if super::header_refused(&request, header::ORIGIN, |origin| check.accepts(origin)) {
         tracing::debug!("origin not allowed");
         return ApiError::OriginNotAllowed.into_response();
     }
