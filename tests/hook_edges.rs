@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{dump_projections, spawn_app, spawn_app_with};
+use common::{assert_rebuilds_to_live, dump_projections, spawn_app, spawn_app_with};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -268,6 +268,9 @@ async fn out_of_order_events_are_recorded_with_the_seeds_alerts() {
     assert_eq!(sorted, expected_sorted, "{kinds:?}");
     let (_, health) = app.get("/health").await;
     assert_eq!(health["writer"], "ok");
+    let db_path = app.db_path.clone();
+    let _dir = app.stop().await;
+    assert_rebuilds_to_live(&db_path);
 }
 
 #[tokio::test]
@@ -392,6 +395,26 @@ async fn the_live_projections_equal_a_rebuild_from_the_log() {
         &json!({"hook_event_name": "SubagentStop", "session_id": "x"}),
     )
     .await;
+    // Lineage named by id, pointing at missions already closed: a rebuild that let go of
+    // closed rows must read them back.
+    let post = |body: Value| app.post_hook_ok(body);
+    let prompt = post(
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": "ids",
+        "prompt": "p"}),
+    )
+    .await;
+    post(json!({"hook_event_name": "Stop", "session_id": "ids"})).await;
+    let child = post(
+        json!({"hook_event_name": "SubagentStart", "session_id": "ids",
+        "agent_id": "a1", "parent_mission_id": prompt["missionId"]}),
+    )
+    .await;
+    post(json!({"hook_event_name": "SubagentStop", "session_id": "ids", "agent_id": "a1"})).await;
+    post(
+        json!({"hook_event_name": "SubagentStop", "session_id": "ids",
+        "child_mission_id": child["missionId"], "last_assistant_message": "again"}),
+    )
+    .await;
     let db_path = app.db_path.clone();
     let dir = app.stop().await;
     let mut conn = rusqlite::Connection::open(&db_path).unwrap();
@@ -403,13 +426,15 @@ async fn the_live_projections_equal_a_rebuild_from_the_log() {
     );
     let tx = conn.transaction().unwrap();
     let replayed = hooklog::projection::rebuild(&tx).unwrap();
-    assert_eq!(replayed as usize, 26 + 8 + 6 + 6 + 1);
+    assert_eq!(replayed as usize, 26 + 8 + 6 + 6 + 1 + 5);
     assert_eq!(
         dump_projections(&tx),
         live,
         "a rebuild reproduces every row"
     );
     drop(tx);
+    drop(conn);
+    assert_rebuilds_to_live(&db_path);
     drop(dir);
 }
 
@@ -541,6 +566,9 @@ async fn review_findings_stay_fixed() {
         .await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(body, json!({"error": "Payload too large"}));
+    let db_path = app.db_path.clone();
+    let _dir = app.stop().await;
+    assert_rebuilds_to_live(&db_path);
 }
 
 /// `X-Hooklog-Event-Time` (what a spooling forwarder sends) becomes the event's time; a value

@@ -9,12 +9,12 @@ use super::Effects;
 use super::alerts;
 use super::heroes::{self, Hero};
 use super::missions::{self, Mission};
+use super::tables::Tables;
 use super::tool_uses::{self, ToolUse};
 use super::view::View;
 use crate::event::StoredEvent;
 use crate::ingest::bounds::clip;
 use crate::ingest::hook::KNOWN_CLIS;
-use rusqlite::Connection;
 use serde_json::json;
 
 pub const MISSING_HERO: &str = "missing_hero";
@@ -119,15 +119,15 @@ fn spawns(event: &StoredEvent, view: &View) -> bool {
         )
 }
 
-struct Ctx<'a> {
-    conn: &'a Connection,
+struct Ctx<'a, T: Tables> {
+    tables: &'a T,
     event: &'a StoredEvent,
     view: &'a View,
     session: &'a str,
     hero: Hero,
 }
 
-pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::Result<Effects> {
+pub fn apply<T: Tables>(tables: &T, event: &StoredEvent, view: &View) -> rusqlite::Result<Effects> {
     let action = action(&event.event_type, view.hook_type());
     let Some(session) = event.session_id.as_deref() else {
         if action != Action::Other {
@@ -136,7 +136,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
                 event.event_type
             );
             alerts::raise(
-                conn,
+                tables.conn(),
                 MISSING_HERO,
                 event,
                 &message,
@@ -145,9 +145,9 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
         }
         return Ok(Effects::default());
     };
-    let hero = hero_for(conn, event, view, session)?;
+    let hero = hero_for(tables, event, view, session)?;
     let mut ctx = Ctx {
-        conn,
+        tables,
         event,
         view,
         session,
@@ -168,7 +168,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
     if let Some(state) = state_after(action, view) {
         ctx.hero.state = state.into();
     }
-    heroes::save(conn, &ctx.hero)?;
+    tables.save_hero(&ctx.hero)?;
     Ok(Effects {
         hero_id: Some(ctx.hero.id),
         mission_id,
@@ -177,12 +177,12 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
 
 /// The session's hero, updated with what this event says; made if the session has none.
 fn hero_for(
-    conn: &Connection,
+    tables: &impl Tables,
     event: &StoredEvent,
     view: &View,
     session: &str,
 ) -> rusqlite::Result<Hero> {
-    let mut hero = match heroes::by_session(conn, session)? {
+    let mut hero = match tables.hero(session)? {
         Some(hero) => hero,
         None => {
             if !spawns(event, view) {
@@ -191,7 +191,7 @@ fn hero_for(
                     event.event_type
                 );
                 let details = json!({"reason": "session_not_started", "type": event.event_type});
-                alerts::raise(conn, MISSING_HERO, event, &message, &details)?;
+                alerts::raise(tables.conn(), MISSING_HERO, event, &message, &details)?;
             }
             Hero {
                 id: heroes::hero_id(session),
@@ -224,9 +224,9 @@ fn hero_for(
     Ok(hero)
 }
 
-impl Ctx<'_> {
+impl<T: Tables> Ctx<'_, T> {
     fn mission(&self, id: &str) -> rusqlite::Result<Option<Mission>> {
-        missions::get(self.conn, id)
+        self.tables.mission(self.session, id)
     }
 
     fn new_mission(&self, kind: &str) -> Mission {
@@ -271,7 +271,7 @@ impl Ctx<'_> {
             if mission.prompt.is_none() && prompt.is_some() {
                 mission.prompt = prompt;
                 mission.title = mission.title.or(title);
-                missions::save(self.conn, &mission)?;
+                self.tables.save_mission(&mission)?;
             }
             return Ok(active);
         }
@@ -280,7 +280,7 @@ impl Ctx<'_> {
             title,
             ..self.new_mission("prompt")
         };
-        missions::save(self.conn, &mission)?;
+        self.tables.save_mission(&mission)?;
         self.hero.active_mission_id = Some(mission.id.clone());
         self.hero.mission_count += 1;
         Ok(mission.id)
@@ -290,7 +290,8 @@ impl Ctx<'_> {
     /// marked interrupted (their ends were never seen). A second Stop finds nothing to end.
     fn close_mission(&mut self, state: &str) -> rusqlite::Result<Option<String>> {
         let at = &self.event.event_time;
-        tool_uses::interrupt_running(self.conn, self.session, &self.event.event_id, at)?;
+        self.tables
+            .interrupt_running(self.session, &self.event.event_id, at)?;
         let Some(id) = self.hero.active_mission_id.take() else {
             return Ok(None);
         };
@@ -301,8 +302,14 @@ impl Ctx<'_> {
             mission.summary = self.summary().or(mission.summary);
             mission.closed_event_id = Some(self.event.event_id.clone());
             mission.completed_at = Some(at.clone());
-            missions::save(self.conn, &mission)?;
-            missions::close_children(self.conn, &id, "interrupted", &self.event.event_id, at)?;
+            self.tables.save_mission(&mission)?;
+            self.tables.close_children(
+                self.session,
+                &id,
+                "interrupted",
+                &self.event.event_id,
+                at,
+            )?;
         }
         Ok(Some(id))
     }
@@ -324,7 +331,7 @@ impl Ctx<'_> {
     /// a mission in progress, else the prompt mission in progress.
     fn current_mission(&self) -> rusqlite::Result<Option<String>> {
         if let Some(agent) = self.view.text("agentId")
-            && let Some(child) = missions::active_subagent(self.conn, self.session, agent)?
+            && let Some(child) = self.tables.active_subagent(self.session, agent)?
         {
             return Ok(Some(child.id));
         }
@@ -356,7 +363,7 @@ impl Ctx<'_> {
     fn tool_start(&mut self) -> rusqlite::Result<Option<String>> {
         let call = self.view.text("toolUseId");
         if let Some(call) = call
-            && let Some(known) = tool_uses::by_call(self.conn, self.session, call)?
+            && let Some(known) = self.tables.tool_by_call(self.session, call)?
         {
             // The same call announced twice (two hooks on one matcher): one row.
             return Ok(known.mission_id);
@@ -375,7 +382,7 @@ impl Ctx<'_> {
             "reported"
         };
         let row = self.new_tool_use(&tool, kind, status)?;
-        tool_uses::save(self.conn, &row)?;
+        self.tables.save_tool(&row)?;
         Ok(row.mission_id)
     }
 
@@ -387,7 +394,7 @@ impl Ctx<'_> {
             .flatten();
         let at = self.event.event_time.clone();
         let known = match self.view.text("toolUseId") {
-            Some(call) => tool_uses::by_call(self.conn, self.session, call)?,
+            Some(call) => self.tables.tool_by_call(self.session, call)?,
             None => None,
         };
         let row = match known {
@@ -420,7 +427,7 @@ impl Ctx<'_> {
                 }
             }
         };
-        tool_uses::save(self.conn, &row)?;
+        self.tables.save_tool(&row)?;
         Ok(row.mission_id)
     }
 
@@ -433,7 +440,7 @@ impl Ctx<'_> {
         {
             row.preview = Some(one_line(reason));
         }
-        tool_uses::save(self.conn, &row)?;
+        self.tables.save_tool(&row)?;
         Ok(row.mission_id)
     }
 
@@ -441,7 +448,7 @@ impl Ctx<'_> {
     fn subagent_start(&mut self) -> rusqlite::Result<String> {
         let (subagent, mut reason) = self.subagent_id();
         if let Some(id) = &subagent
-            && let Some(running) = missions::active_subagent(self.conn, self.session, id)?
+            && let Some(running) = self.tables.active_subagent(self.session, id)?
         {
             return Ok(running.id);
         }
@@ -471,7 +478,10 @@ impl Ctx<'_> {
             .or_else(|| self.view.input_text("description"))
         {
             Some(given) => Some(given.to_string()),
-            None => tool_uses::running_spawner(self.conn, self.session)?.and_then(|t| t.preview),
+            None => self
+                .tables
+                .running_spawner(self.session)?
+                .and_then(|t| t.preview),
         };
         let title = spawner.map(|d| clip(&d, TITLE_CHARS));
         let mission = Mission {
@@ -482,7 +492,7 @@ impl Ctx<'_> {
             degraded_reason: reason.clone(),
             ..self.new_mission("subagent")
         };
-        missions::save(self.conn, &mission)?;
+        self.tables.save_mission(&mission)?;
         self.hero.mission_count += 1;
         if let Some(reason) = reason {
             self.degraded(&reason, Some(&mission.id))?;
@@ -501,7 +511,7 @@ impl Ctx<'_> {
         };
         let child = match (by_id, &subagent) {
             (Some(m), _) => Some(m),
-            (None, Some(id)) => missions::active_subagent(self.conn, self.session, id)?,
+            (None, Some(id)) => self.tables.active_subagent(self.session, id)?,
             (None, None) => None,
         };
         let Some(mut child) = child else {
@@ -514,7 +524,7 @@ impl Ctx<'_> {
             child.summary = self.summary().or(child.summary);
             child.closed_event_id = Some(self.event.event_id.clone());
             child.completed_at = Some(self.event.event_time.clone());
-            missions::save(self.conn, &child)?;
+            self.tables.save_mission(&child)?;
         }
         Ok(Some(child.id))
     }
@@ -543,7 +553,13 @@ impl Ctx<'_> {
         );
         let details =
             json!({"reason": reason, "missionId": mission, "type": self.event.event_type});
-        alerts::raise(self.conn, LINEAGE_DEGRADED, self.event, &message, &details)
+        alerts::raise(
+            self.tables.conn(),
+            LINEAGE_DEGRADED,
+            self.event,
+            &message,
+            &details,
+        )
     }
 }
 

@@ -80,6 +80,16 @@ pub fn active_subagent(
     .optional()
 }
 
+/// Every active mission of a session.
+pub fn active_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Mission>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM missions WHERE session_id = ?1 AND state = 'active'
+         ORDER BY opened_sequence"
+    ))?
+    .query_map([session_id], row)?
+    .collect()
+}
+
 /// Marks the still-active children of a mission with `state` (their stop never came).
 pub fn close_children(
     conn: &Connection,

@@ -15,6 +15,7 @@ pub mod hook;
 pub mod missions;
 pub mod owners;
 pub mod sessions;
+pub mod tables;
 pub mod tool_uses;
 pub mod view;
 
@@ -23,6 +24,7 @@ use crate::event::StoredEvent;
 use crate::ingest::{factory as factory_ingest, hook as hook_ingest, normalized};
 use crate::store::read;
 use rusqlite::{Connection, OptionalExtension};
+use tables::{Cached, Live, Tables};
 use view::View;
 
 /// Every projection table, cleared by a rebuild.
@@ -50,6 +52,12 @@ pub struct Effects {
 
 /// Applies one freshly appended event to every projection.
 pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects> {
+    apply_to(&Live(conn), event)
+}
+
+/// Applies an event to every projection, keeping the agent rows in `tables`.
+pub fn apply_to(tables: &impl Tables, event: &StoredEvent) -> rusqlite::Result<Effects> {
+    let conn = tables.conn();
     let mut effects = Effects::default();
     match event.source.as_str() {
         hook_ingest::SOURCE => {
@@ -66,17 +74,9 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects
                 state: hook::state_after(action, &view),
                 ..Default::default()
             };
-            sessions::apply(conn, event, &facts)?;
-            effects = hook::apply(conn, event, &view)?;
-            conn.prepare_cached(
-                "INSERT OR REPLACE INTO hook_effects (event_id, hero_id, mission_id)
-                 VALUES (?1, ?2, ?3)",
-            )?
-            .execute(rusqlite::params![
-                event.event_id,
-                effects.hero_id,
-                effects.mission_id
-            ])?;
+            tables.session(event, &facts)?;
+            effects = hook::apply(tables, event, &view)?;
+            tables.effects(&event.event_id, &effects)?;
         }
         normalized::SOURCE => {
             let view = View::parse(&event.payload);
@@ -99,11 +99,11 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects
                 state,
                 ..Default::default()
             };
-            sessions::apply(conn, event, &facts)?;
+            tables.session(event, &facts)?;
         }
         coordination::SOURCE => {
             // Outcome events carry no session (a claim names its session in the payload).
-            sessions::apply(conn, event, &sessions::Facts::default())?;
+            tables.session(event, &sessions::Facts::default())?;
             let view = View::parse(&event.payload);
             let kind = event.event_type.as_str();
             if kind.starts_with("owner_") {
@@ -125,10 +125,14 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects
                 state: status.as_deref().and_then(factory::session_state),
                 ..Default::default()
             };
-            sessions::apply(conn, event, &facts)?;
+            tables.session(event, &facts)?;
+            if let Some(session) = &event.session_id {
+                // The factory columns of the row are written in SQL.
+                tables.settle_session(session)?;
+            }
             factory::apply(conn, event, &parts)?;
         }
-        _ => sessions::apply(conn, event, &sessions::Facts::default())?,
+        _ => tables.session(event, &sessions::Facts::default())?,
     }
     alerts::apply(conn, event)?;
     Ok(effects)
@@ -190,7 +194,16 @@ fn show(value: rusqlite::types::ValueRef<'_>) -> String {
 /// Clears every projection, loads the retention snapshot (the state after the last pruned
 /// event, empty when nothing was pruned) and replays the retained log into them, in sequence
 /// order. Returns the number of events replayed. Runs inside the caller's transaction.
+///
+/// The agent rows (sessions, heroes, missions, tool uses) are kept in memory for the replay
+/// and written in bulk ([`Cached`]); every other projection is written as the events come.
 pub fn rebuild(conn: &Connection) -> rusqlite::Result<u64> {
+    rebuild_in_steps(conn, Cached::FLUSH_EVERY)
+}
+
+/// [`rebuild`], writing the rows held in memory every `events_per_flush` events (tests use
+/// small steps, so rows are let go of and read back from SQL often).
+pub fn rebuild_in_steps(conn: &Connection, events_per_flush: u64) -> rusqlite::Result<u64> {
     for table in TABLES {
         conn.execute(&format!("DELETE FROM {table}"), [])?;
     }
@@ -200,10 +213,15 @@ pub fn rebuild(conn: &Connection) -> rusqlite::Result<u64> {
         read::EVENT_COLUMNS
     ))?;
     let mut rows = statement.query([after])?;
+    let tables = Cached::new(conn);
     let mut replayed = 0;
     while let Some(row) = rows.next()? {
-        apply(conn, &read::stored_event(row)?)?;
+        apply_to(&tables, &read::stored_event(row)?)?;
         replayed += 1;
+        if replayed % events_per_flush.max(1) == 0 {
+            tables.flush()?;
+        }
     }
+    tables.flush()?;
     Ok(replayed)
 }

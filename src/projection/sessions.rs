@@ -24,60 +24,203 @@ pub struct Facts<'a> {
     pub stuck: Option<(&'a str, &'a str)>,
 }
 
+/// The columns of a `sessions` row that events change through [`Facts`] (the factory columns
+/// are set by `projection::factory` and kept by every write here).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub id: String,
+    pub source: String,
+    pub cli: Option<String>,
+    pub cwd: Option<String>,
+    pub pane_id: Option<String>,
+    pub tty: Option<String>,
+    pub transcript_path: Option<String>,
+    pub model: Option<String>,
+    pub permission_mode: Option<String>,
+    pub state: String,
+    pub stuck_reason: Option<String>,
+    pub stuck_message: Option<String>,
+    pub stuck_since: Option<String>,
+    pub first_sequence: i64,
+    pub last_sequence: i64,
+    pub event_count: i64,
+    pub first_event_time: String,
+    pub last_event_time: String,
+    pub ended_at: Option<String>,
+}
+
+const ROW_COLUMNS: &str = "id, source, cli, cwd, pane_id, tty, transcript_path, model,
+     permission_mode, state, stuck_reason, stuck_message, stuck_since, first_sequence,
+     last_sequence, event_count, first_event_time, last_event_time, ended_at";
+
+fn owned(text: Option<&str>) -> Option<String> {
+    text.map(str::to_string)
+}
+
+impl Record {
+    /// The row a session's first event makes (a new session is `active` unless it says more).
+    pub fn new(session: &str, event: &StoredEvent, facts: &Facts) -> Record {
+        let at = &event.event_time;
+        let state = facts.state.unwrap_or("active");
+        Record {
+            id: session.to_string(),
+            source: event.source.clone(),
+            cli: owned(facts.cli.or(facts.cli_default)),
+            cwd: owned(facts.cwd),
+            pane_id: owned(facts.pane_id),
+            tty: owned(facts.tty),
+            transcript_path: owned(facts.transcript_path),
+            model: owned(facts.model),
+            permission_mode: owned(facts.permission_mode),
+            state: state.to_string(),
+            stuck_reason: owned(facts.stuck.map(|s| s.0)),
+            stuck_message: owned(facts.stuck.map(|s| s.1)),
+            stuck_since: (state == "stuck").then(|| at.clone()),
+            first_sequence: event.sequence,
+            last_sequence: event.sequence,
+            event_count: 1,
+            first_event_time: at.clone(),
+            last_event_time: at.clone(),
+            ended_at: (state == "ended").then(|| at.clone()),
+        }
+    }
+
+    /// What a later event of the session changes. Leaving `stuck` clears the stuck fields;
+    /// staying stuck keeps when it began. `ended_at` is set on `ended` and cleared when the
+    /// session comes back.
+    pub fn update(&mut self, event: &StoredEvent, facts: &Facts) {
+        let at = &event.event_time;
+        let keep = |given: Option<&str>, field: &mut Option<String>| {
+            if let Some(given) = given {
+                *field = Some(given.to_string());
+            }
+        };
+        if let Some(cli) = facts.cli {
+            self.cli = Some(cli.to_string());
+        } else if self.cli.is_none() {
+            self.cli = owned(facts.cli_default);
+        }
+        keep(facts.cwd, &mut self.cwd);
+        keep(facts.pane_id, &mut self.pane_id);
+        keep(facts.tty, &mut self.tty);
+        keep(facts.transcript_path, &mut self.transcript_path);
+        keep(facts.model, &mut self.model);
+        keep(facts.permission_mode, &mut self.permission_mode);
+        if let Some(state) = facts.state {
+            let stuck = state == "stuck";
+            self.stuck_reason = owned(facts.stuck.map(|s| s.0).filter(|_| stuck));
+            self.stuck_message = owned(facts.stuck.map(|s| s.1).filter(|_| stuck));
+            self.stuck_since = match (stuck, self.state == "stuck") {
+                (false, _) => None,
+                (true, true) => self.stuck_since.take().or_else(|| Some(at.clone())),
+                (true, false) => Some(at.clone()),
+            };
+            self.ended_at = match state {
+                "ended" => self.ended_at.take().or_else(|| Some(at.clone())),
+                _ => None,
+            };
+            self.state = state.to_string();
+        }
+        self.last_sequence = event.sequence;
+        self.event_count += 1;
+        self.last_event_time = at.clone();
+    }
+
+    pub fn load(conn: &Connection, id: &str) -> rusqlite::Result<Option<Record>> {
+        conn.prepare_cached(&format!("SELECT {ROW_COLUMNS} FROM sessions WHERE id = ?1"))?
+            .query_row([id], |r| {
+                Ok(Record {
+                    id: r.get(0)?,
+                    source: r.get(1)?,
+                    cli: r.get(2)?,
+                    cwd: r.get(3)?,
+                    pane_id: r.get(4)?,
+                    tty: r.get(5)?,
+                    transcript_path: r.get(6)?,
+                    model: r.get(7)?,
+                    permission_mode: r.get(8)?,
+                    state: r.get(9)?,
+                    stuck_reason: r.get(10)?,
+                    stuck_message: r.get(11)?,
+                    stuck_since: r.get(12)?,
+                    first_sequence: r.get(13)?,
+                    last_sequence: r.get(14)?,
+                    event_count: r.get(15)?,
+                    first_event_time: r.get(16)?,
+                    last_event_time: r.get(17)?,
+                    ended_at: r.get(18)?,
+                })
+            })
+            .optional()
+    }
+
+    /// Writes the row: a new one (`stored` false) is inserted; a stored one has its columns
+    /// set, leaving the factory columns as they are.
+    pub fn store(&self, conn: &Connection, stored: bool) -> rusqlite::Result<()> {
+        let sql = if stored {
+            "UPDATE sessions SET cli = ?3, cwd = ?4, pane_id = ?5, tty = ?6,
+                 transcript_path = ?7, model = ?8, permission_mode = ?9, state = ?10,
+                 stuck_reason = ?11, stuck_message = ?12, stuck_since = ?13,
+                 last_sequence = ?15, event_count = ?16, last_event_time = ?18, ended_at = ?19
+             WHERE id = ?1 AND source = ?2 AND first_sequence = ?14 AND first_event_time = ?17"
+        } else {
+            "INSERT INTO sessions (id, source, cli, cwd, pane_id, tty, transcript_path, model,
+                 permission_mode, state, stuck_reason, stuck_message, stuck_since,
+                 first_sequence, last_sequence, event_count, first_event_time, last_event_time,
+                 ended_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                     ?17, ?18, ?19)"
+        };
+        let changed = conn.prepare_cached(sql)?.execute(params![
+            self.id,
+            self.source,
+            self.cli,
+            self.cwd,
+            self.pane_id,
+            self.tty,
+            self.transcript_path,
+            self.model,
+            self.permission_mode,
+            self.state,
+            self.stuck_reason,
+            self.stuck_message,
+            self.stuck_since,
+            self.first_sequence,
+            self.last_sequence,
+            self.event_count,
+            self.first_event_time,
+            self.last_event_time,
+            self.ended_at,
+        ])?;
+        if changed != 1 {
+            // The stored row is not the one this record was read from: a bug, never data.
+            return Err(rusqlite::Error::StatementChangedRows(changed));
+        }
+        Ok(())
+    }
+}
+
+/// The session's row after this event (`None` when the event names no session).
+pub fn next(current: Option<Record>, event: &StoredEvent, facts: &Facts) -> Option<Record> {
+    let session = event.session_id.as_deref()?;
+    Some(match current {
+        Some(mut row) => {
+            row.update(event, facts);
+            row
+        }
+        None => Record::new(session, event, facts),
+    })
+}
+
 pub fn apply(conn: &Connection, event: &StoredEvent, facts: &Facts) -> rusqlite::Result<()> {
     let Some(session) = &event.session_id else {
         return Ok(());
     };
-    let (stuck_reason, stuck_message) = facts.stuck.unzip();
-    // ?11 is the new state or NULL. Leaving `stuck` clears the stuck fields; staying stuck keeps
-    // when it began. `ended_at` is set on `ended` and cleared when a session comes back.
-    conn.prepare_cached(
-        "INSERT INTO sessions (id, source, cli, cwd, pane_id, tty, transcript_path, model,
-                               permission_mode, state, stuck_reason, stuck_message, stuck_since,
-                               first_sequence, last_sequence, event_count, first_event_time,
-                               last_event_time, ended_at)
-         VALUES (?1, ?2, COALESCE(?3, ?4), ?5, ?6, ?7, ?8, ?9, ?10, COALESCE(?11, 'active'),
-                 ?12, ?13, CASE WHEN ?11 = 'stuck' THEN ?15 END,
-                 ?14, ?14, 1, ?15, ?15, CASE WHEN ?11 = 'ended' THEN ?15 END)
-         ON CONFLICT (id) DO UPDATE SET
-             cli = COALESCE(?3, cli, ?4),
-             cwd = COALESCE(?5, cwd),
-             pane_id = COALESCE(?6, pane_id),
-             tty = COALESCE(?7, tty),
-             transcript_path = COALESCE(?8, transcript_path),
-             model = COALESCE(?9, model),
-             permission_mode = COALESCE(?10, permission_mode),
-             stuck_reason = CASE WHEN ?11 IS NULL THEN stuck_reason
-                                 WHEN ?11 = 'stuck' THEN ?12 END,
-             stuck_message = CASE WHEN ?11 IS NULL THEN stuck_message
-                                  WHEN ?11 = 'stuck' THEN ?13 END,
-             stuck_since = CASE WHEN ?11 IS NULL THEN stuck_since
-                                WHEN ?11 = 'stuck' THEN COALESCE(
-                                    CASE WHEN state = 'stuck' THEN stuck_since END, ?15) END,
-             ended_at = CASE WHEN ?11 IS NULL THEN ended_at
-                             WHEN ?11 = 'ended' THEN COALESCE(ended_at, ?15) END,
-             state = COALESCE(?11, state),
-             last_sequence = ?14,
-             event_count = event_count + 1,
-             last_event_time = ?15",
-    )?
-    .execute(params![
-        session,
-        event.source,
-        facts.cli,
-        facts.cli_default,
-        facts.cwd,
-        facts.pane_id,
-        facts.tty,
-        facts.transcript_path,
-        facts.model,
-        facts.permission_mode,
-        facts.state,
-        stuck_reason,
-        stuck_message,
-        event.sequence,
-        event.event_time,
-    ])?;
+    let stored = Record::load(conn, session)?;
+    let known = stored.is_some();
+    if let Some(record) = next(stored, event, facts) {
+        record.store(conn, known)?;
+    }
     Ok(())
 }
 

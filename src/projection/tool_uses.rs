@@ -86,6 +86,16 @@ pub fn running_spawner(conn: &Connection, session_id: &str) -> rusqlite::Result<
     .optional()
 }
 
+/// Every running tool use of a session.
+pub fn running_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<ToolUse>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tool_uses WHERE session_id = ?1 AND status = 'running'
+         ORDER BY opened_sequence"
+    ))?
+    .query_map([session_id], row)?
+    .collect()
+}
+
 /// Marks every still-running tool use of a session `interrupted` (its turn or session ended
 /// without its PostToolUse: the user pressed Esc, or the agent was killed).
 pub fn interrupt_running(

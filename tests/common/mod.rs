@@ -214,6 +214,23 @@ pub fn dump_projections(conn: &rusqlite::Connection) -> Vec<String> {
     hooklog::projection::snapshot(conn).expect("projection tables read")
 }
 
+/// Rebuilds the projections of a stopped server's database from its log, writing the rows the
+/// replay holds in memory every event, every few events and only at the end, and checks each
+/// rebuild equals the live tables row for row (then rolls it back).
+pub fn assert_rebuilds_to_live(path: &std::path::Path) {
+    let mut conn = Connection::open(path).expect("open the db");
+    let live = dump_projections(&conn);
+    for step in [1, 3, u64::MAX] {
+        let tx = conn.transaction().unwrap();
+        hooklog::projection::rebuild_in_steps(&tx, step).expect("rebuild");
+        assert_eq!(
+            dump_projections(&tx),
+            live,
+            "a rebuild writing every {step} events equals the live projections"
+        );
+    }
+}
+
 /// The lines of `fixtures/hooks/<name>.ndjson`.
 pub fn fixture(name: &str) -> Vec<Value> {
     let path = format!(
