@@ -168,9 +168,10 @@ pub fn apply<T: Tables>(tables: &T, event: &StoredEvent, view: &View) -> rusqlit
     if let Some(state) = state_after(action, view) {
         ctx.hero.state = state.into();
     }
-    tables.save_hero(&ctx.hero)?;
+    let hero_id = ctx.hero.id.clone();
+    tables.save_hero(ctx.hero)?;
     Ok(Effects {
-        hero_id: Some(ctx.hero.id),
+        hero_id: Some(hero_id),
         mission_id,
     })
 }
@@ -271,7 +272,7 @@ impl<T: Tables> Ctx<'_, T> {
             if mission.prompt.is_none() && prompt.is_some() {
                 mission.prompt = prompt;
                 mission.title = mission.title.or(title);
-                self.tables.save_mission(&mission)?;
+                self.tables.save_mission(mission)?;
             }
             return Ok(active);
         }
@@ -280,10 +281,11 @@ impl<T: Tables> Ctx<'_, T> {
             title,
             ..self.new_mission("prompt")
         };
-        self.tables.save_mission(&mission)?;
-        self.hero.active_mission_id = Some(mission.id.clone());
+        let id = mission.id.clone();
+        self.tables.save_mission(mission)?;
+        self.hero.active_mission_id = Some(id.clone());
         self.hero.mission_count += 1;
-        Ok(mission.id)
+        Ok(id)
     }
 
     /// Ends the mission in progress with `state`; its open subagents and running tools are
@@ -302,7 +304,7 @@ impl<T: Tables> Ctx<'_, T> {
             mission.summary = self.summary().or(mission.summary);
             mission.closed_event_id = Some(self.event.event_id.clone());
             mission.completed_at = Some(at.clone());
-            self.tables.save_mission(&mission)?;
+            self.tables.save_mission(mission)?;
             self.tables.close_children(
                 self.session,
                 &id,
@@ -382,8 +384,9 @@ impl<T: Tables> Ctx<'_, T> {
             "reported"
         };
         let row = self.new_tool_use(&tool, kind, status)?;
-        self.tables.save_tool(&row)?;
-        Ok(row.mission_id)
+        let mission = row.mission_id.clone();
+        self.tables.save_tool(row)?;
+        Ok(mission)
     }
 
     fn tool_end(&mut self, failed: bool) -> rusqlite::Result<Option<String>> {
@@ -427,8 +430,9 @@ impl<T: Tables> Ctx<'_, T> {
                 }
             }
         };
-        self.tables.save_tool(&row)?;
-        Ok(row.mission_id)
+        let mission = row.mission_id.clone();
+        self.tables.save_tool(row)?;
+        Ok(mission)
     }
 
     fn permission(&mut self) -> rusqlite::Result<Option<String>> {
@@ -440,8 +444,9 @@ impl<T: Tables> Ctx<'_, T> {
         {
             row.preview = Some(one_line(reason));
         }
-        self.tables.save_tool(&row)?;
-        Ok(row.mission_id)
+        let mission = row.mission_id.clone();
+        self.tables.save_tool(row)?;
+        Ok(mission)
     }
 
     /// A subagent started: a child mission of the prompt mission in progress.
@@ -492,12 +497,13 @@ impl<T: Tables> Ctx<'_, T> {
             degraded_reason: reason.clone(),
             ..self.new_mission("subagent")
         };
-        self.tables.save_mission(&mission)?;
+        let id = mission.id.clone();
+        self.tables.save_mission(mission)?;
         self.hero.mission_count += 1;
         if let Some(reason) = reason {
-            self.degraded(&reason, Some(&mission.id))?;
+            self.degraded(&reason, Some(&id))?;
         }
-        Ok(mission.id)
+        Ok(id)
     }
 
     /// A subagent stopped: its child mission completes.
@@ -519,14 +525,15 @@ impl<T: Tables> Ctx<'_, T> {
             self.degraded(&reason, None)?;
             return Ok(None);
         };
+        let id = child.id.clone();
         if child.state == "active" {
             child.state = "completed".into();
             child.summary = self.summary().or(child.summary);
             child.closed_event_id = Some(self.event.event_id.clone());
             child.completed_at = Some(self.event.event_time.clone());
-            self.tables.save_mission(&child)?;
+            self.tables.save_mission(child)?;
         }
-        Ok(Some(child.id))
+        Ok(Some(id))
     }
 
     /// The subagent id (`subagentId`, else `agentId`) and, when it is missing or unusable, why.

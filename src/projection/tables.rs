@@ -18,6 +18,7 @@ use super::tool_uses::{self, ToolUse};
 use crate::event::StoredEvent;
 use rusqlite::{Connection, params};
 use std::cell::RefCell;
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 pub type Result<T> = rusqlite::Result<T>;
@@ -32,10 +33,10 @@ pub trait Tables {
     /// Puts the session's row in SQL before other SQL writes to it (the factory columns).
     fn settle_session(&self, session: &str) -> Result<()>;
     fn hero(&self, session: &str) -> Result<Option<Hero>>;
-    fn save_hero(&self, hero: &Hero) -> Result<()>;
+    fn save_hero(&self, hero: Hero) -> Result<()>;
     /// A mission of this session by id (`None` for another session's).
     fn mission(&self, session: &str, id: &str) -> Result<Option<Mission>>;
-    fn save_mission(&self, mission: &Mission) -> Result<()>;
+    fn save_mission(&self, mission: Mission) -> Result<()>;
     /// The latest active subagent mission of the session for a subagent id.
     fn active_subagent(&self, session: &str, subagent: &str) -> Result<Option<Mission>>;
     /// Marks the still-active children of a mission of the session with `state`.
@@ -53,7 +54,7 @@ pub trait Tables {
     fn running_spawner(&self, session: &str) -> Result<Option<ToolUse>>;
     /// Marks every running tool use of the session `interrupted`.
     fn interrupt_running(&self, session: &str, event_id: &str, at: &str) -> Result<()>;
-    fn save_tool(&self, tool: &ToolUse) -> Result<()>;
+    fn save_tool(&self, tool: ToolUse) -> Result<()>;
     /// Records what a hook event did (`hook_effects`).
     fn effects(&self, event_id: &str, effects: &Effects) -> Result<()>;
 }
@@ -78,16 +79,16 @@ impl Tables for Live<'_> {
         heroes::by_session(self.0, session)
     }
 
-    fn save_hero(&self, hero: &Hero) -> Result<()> {
-        heroes::save(self.0, hero)
+    fn save_hero(&self, hero: Hero) -> Result<()> {
+        heroes::save(self.0, &hero)
     }
 
     fn mission(&self, session: &str, id: &str) -> Result<Option<Mission>> {
         Ok(missions::get(self.0, id)?.filter(|m| m.session_id == session))
     }
 
-    fn save_mission(&self, mission: &Mission) -> Result<()> {
-        missions::save(self.0, mission)
+    fn save_mission(&self, mission: Mission) -> Result<()> {
+        missions::save(self.0, &mission)
     }
 
     fn active_subagent(&self, session: &str, subagent: &str) -> Result<Option<Mission>> {
@@ -110,8 +111,8 @@ impl Tables for Live<'_> {
         tool_uses::interrupt_running(self.0, session, event_id, at)
     }
 
-    fn save_tool(&self, tool: &ToolUse) -> Result<()> {
-        tool_uses::save(self.0, tool)
+    fn save_tool(&self, tool: ToolUse) -> Result<()> {
+        tool_uses::save(self.0, &tool)
     }
 
     fn effects(&self, event_id: &str, effects: &Effects) -> Result<()> {
@@ -141,18 +142,21 @@ impl<T> Slot<T> {
 
 /// One session's agent rows in memory. Every active mission and running tool use of the
 /// session is here, so the set questions (children, running tools, active subagents) are
-/// answered from memory alone; a row looked up by id or call that is not here is read from
-/// SQL when SQL can have it (`backed`).
+/// answered from memory alone, and so is every call id the replay has seen. A row looked up by
+/// id that is not here is read from SQL when SQL can have it: when the session had rows before
+/// the replay (`backed`, a retention snapshot), or rows were let go of (`evicted`).
 #[derive(Default)]
 struct Shard {
     hero: Option<Slot<Hero>>,
     missions: HashMap<String, Slot<Mission>>,
     active: HashSet<String>,
     tools: HashMap<String, Slot<ToolUse>>,
-    /// Tool use id of a call -> its row id (permission requests excluded).
+    /// Tool use id of a call -> its row id (permission requests excluded), kept across
+    /// evictions.
     calls: HashMap<String, String>,
     running: HashSet<String>,
     backed: bool,
+    evicted: bool,
 }
 
 impl Shard {
@@ -181,12 +185,19 @@ impl Shard {
         } else {
             self.active.remove(&id);
         }
-        let slot = self.missions.entry(id).or_insert(Slot {
-            row: mission.clone(),
-            dirty,
-        });
-        slot.row = mission;
-        slot.dirty |= dirty;
+        match self.missions.entry(id) {
+            Entry::Occupied(mut slot) => {
+                let slot = slot.get_mut();
+                slot.row = mission;
+                slot.dirty |= dirty;
+            }
+            Entry::Vacant(place) => {
+                place.insert(Slot {
+                    row: mission,
+                    dirty,
+                });
+            }
+        }
     }
 
     fn keep_tool(&mut self, tool: ToolUse, dirty: bool) {
@@ -201,12 +212,16 @@ impl Shard {
         } else {
             self.running.remove(&id);
         }
-        let slot = self.tools.entry(id).or_insert(Slot {
-            row: tool.clone(),
-            dirty,
-        });
-        slot.row = tool;
-        slot.dirty |= dirty;
+        match self.tools.entry(id) {
+            Entry::Occupied(mut slot) => {
+                let slot = slot.get_mut();
+                slot.row = tool;
+                slot.dirty |= dirty;
+            }
+            Entry::Vacant(place) => {
+                place.insert(Slot { row: tool, dirty });
+            }
+        }
     }
 
     /// The latest (highest `opened_sequence`) of some listed rows that pass a test.
@@ -226,9 +241,7 @@ impl Shard {
     fn evict(&mut self) {
         self.missions.retain(|_, s| s.row.state == "active");
         self.tools.retain(|_, s| s.row.status == "running");
-        let tools = &self.tools;
-        self.calls.retain(|_, id| tools.contains_key(id));
-        self.backed = true;
+        self.evicted = true;
     }
 }
 
@@ -362,10 +375,10 @@ impl Tables for Cached<'_> {
         })
     }
 
-    fn save_hero(&self, hero: &Hero) -> Result<()> {
-        self.with_shard(&hero.session_id, |shard| {
+    fn save_hero(&self, hero: Hero) -> Result<()> {
+        self.with_shard(&hero.session_id.clone(), |shard| {
             shard.hero = Some(Slot {
-                row: hero.clone(),
+                row: hero,
                 dirty: true,
             });
             Ok(())
@@ -377,7 +390,7 @@ impl Tables for Cached<'_> {
             if let Some(slot) = shard.missions.get(id) {
                 return Ok(Some(slot.row.clone()));
             }
-            if !shard.backed {
+            if !shard.backed && !shard.evicted {
                 return Ok(None);
             }
             let found = missions::get(self.conn, id)?.filter(|m| m.session_id == session);
@@ -388,9 +401,9 @@ impl Tables for Cached<'_> {
         })
     }
 
-    fn save_mission(&self, mission: &Mission) -> Result<()> {
-        self.with_shard(&mission.session_id, |shard| {
-            shard.keep_mission(mission.clone(), true);
+    fn save_mission(&self, mission: Mission) -> Result<()> {
+        self.with_shard(&mission.session_id.clone(), |shard| {
+            shard.keep_mission(mission, true);
             Ok(())
         })
     }
@@ -435,13 +448,14 @@ impl Tables for Cached<'_> {
 
     fn tool_by_call(&self, session: &str, call: &str) -> Result<Option<ToolUse>> {
         self.with_shard(session, |shard| {
-            if let Some(slot) = shard.calls.get(call).and_then(|id| shard.tools.get(id)) {
-                return Ok(Some(slot.row.clone()));
-            }
-            if !shard.backed {
-                return Ok(None);
-            }
-            let found = tool_uses::by_call(self.conn, session, call)?;
+            let found = match shard.calls.get(call) {
+                Some(id) => match shard.tools.get(id) {
+                    Some(slot) => return Ok(Some(slot.row.clone())),
+                    None => tool_uses::get(self.conn, id)?,
+                },
+                None if shard.backed => tool_uses::by_call(self.conn, session, call)?,
+                None => None,
+            };
             if let Some(tool) = &found {
                 shard.keep_tool(tool.clone(), false);
             }
@@ -475,9 +489,9 @@ impl Tables for Cached<'_> {
         })
     }
 
-    fn save_tool(&self, tool: &ToolUse) -> Result<()> {
-        self.with_shard(&tool.session_id, |shard| {
-            shard.keep_tool(tool.clone(), true);
+    fn save_tool(&self, tool: ToolUse) -> Result<()> {
+        self.with_shard(&tool.session_id.clone(), |shard| {
+            shard.keep_tool(tool, true);
             Ok(())
         })
     }

@@ -59,6 +59,13 @@ fn row(r: &Row<'_>) -> rusqlite::Result<ToolUse> {
     })
 }
 
+/// One tool use by its row id.
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<ToolUse>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tool_uses WHERE id = ?1"))?
+        .query_row([id], row)
+        .optional()
+}
+
 /// The latest tool call of a session with an agent's tool use id (permission requests, which
 /// may carry the same id, are not calls).
 pub fn by_call(
