@@ -3,6 +3,7 @@
 //! factory form (`{"context": {...}, "payload": {...}}`), times from `context.eventTime` (the
 //! event's `event_time`).
 
+use super::sessions::{FactoryChange, Lifecycle};
 use crate::event::StoredEvent;
 use rusqlite::{Connection, Row, params};
 use serde::Serialize;
@@ -60,40 +61,47 @@ pub fn status_of(event_type: &str, parts: &Parts) -> Option<String> {
     parts.text(field).map(str::to_string)
 }
 
+/// What a factory event changes on its session's row: a lifecycle time, the factory status,
+/// the result status.
+pub fn session_change(event: &StoredEvent, parts: &Parts) -> FactoryChange {
+    let at = &event.event_time;
+    // Payload times are kept in the log's format; one that does not parse gives way to the
+    // event's time.
+    let payload_time = |field: &str| {
+        Some(
+            parts
+                .text(field)
+                .and_then(crate::event::time::normalize)
+                .unwrap_or_else(|| at.clone()),
+        )
+    };
+    let time = match event.event_type.as_str() {
+        "RUN_REQUEST" => payload_time("recordedAt").map(Lifecycle::RunRequested),
+        "SESSION_STARTED" => payload_time("startedAt").map(Lifecycle::Started),
+        "SESSION_PAUSED" => payload_time("pausedAt").map(Lifecycle::Paused),
+        "SESSION_RESUMED" => payload_time("resumedAt").map(Lifecycle::Resumed),
+        "SESSION_COMPLETED" => payload_time("completedAt").map(Lifecycle::Completed),
+        "RUN_RESPONSE" => Some(Lifecycle::RunResponded(at.clone())),
+        _ => None,
+    };
+    let result = matches!(
+        event.event_type.as_str(),
+        "SESSION_RESULT_UPDATED" | "SESSION_COMPLETED"
+    )
+    .then(|| parts.text("resultStatus").map(str::to_string))
+    .flatten();
+    FactoryChange {
+        time,
+        status: status_of(&event.event_type, parts),
+        result,
+    }
+}
+
+/// Work items and dispatches (the session's row changes through [`session_change`]).
 pub fn apply(conn: &Connection, event: &StoredEvent, parts: &Parts) -> rusqlite::Result<()> {
     let Some(session) = &event.session_id else {
         return Ok(());
     };
-    let at = &event.event_time;
-    // Payload times are kept in the log's format; one that does not parse gives way to the
-    // event's time.
-    let payload_time = |field: &str| parts.text(field).and_then(crate::event::time::normalize);
-    let (column, time) = match event.event_type.as_str() {
-        "RUN_REQUEST" => ("run_requested_at", payload_time("recordedAt")),
-        "SESSION_STARTED" => ("started_at", payload_time("startedAt")),
-        "SESSION_PAUSED" => ("paused_at", payload_time("pausedAt")),
-        "SESSION_RESUMED" => ("resumed_at", payload_time("resumedAt")),
-        "SESSION_COMPLETED" => ("completed_at", payload_time("completedAt")),
-        "RUN_RESPONSE" => ("run_responded_at", None),
-        _ => ("", None),
-    };
-    if !column.is_empty() {
-        conn.prepare_cached(&format!("UPDATE sessions SET {column} = ?2 WHERE id = ?1"))?
-            .execute(params![session, time.as_deref().unwrap_or(at)])?;
-    }
-    if let Some(status) = status_of(&event.event_type, parts) {
-        conn.prepare_cached("UPDATE sessions SET factory_status = ?2 WHERE id = ?1")?
-            .execute(params![session, status])?;
-    }
-    if let Some(result) = parts.text("resultStatus")
-        && matches!(
-            event.event_type.as_str(),
-            "SESSION_RESULT_UPDATED" | "SESSION_COMPLETED"
-        )
-    {
-        conn.prepare_cached("UPDATE sessions SET result_status = ?2 WHERE id = ?1")?
-            .execute(params![session, result])?;
-    }
     match event.event_type.as_str() {
         "WORK_REQUEST" => work_requested(conn, event, session, parts)?,
         "WORK_STATE_CHANGE" => work_moved(conn, event, session, parts)?,

@@ -123,13 +123,10 @@ pub fn apply_to(tables: &impl Tables, event: &StoredEvent) -> rusqlite::Result<E
             let status = factory::status_of(&event.event_type, &parts);
             let facts = sessions::Facts {
                 state: status.as_deref().and_then(factory::session_state),
+                factory: Some(factory::session_change(event, &parts)),
                 ..Default::default()
             };
             tables.session(event, &facts)?;
-            if let Some(session) = &event.session_id {
-                // The factory columns of the row are written in SQL.
-                tables.settle_session(session)?;
-            }
             factory::apply(conn, event, &parts)?;
         }
         _ => tables.session(event, &sessions::Facts::default())?,

@@ -22,10 +22,65 @@ pub struct Facts<'a> {
     pub state: Option<&'a str>,
     /// `(reason, message)` when `state` is `stuck`.
     pub stuck: Option<(&'a str, &'a str)>,
+    /// What a factory event changes (seed 003's lifecycle columns).
+    pub factory: Option<FactoryChange>,
 }
 
-/// The columns of a `sessions` row that events change through [`Facts`] (the factory columns
-/// are set by `projection::factory` and kept by every write here).
+/// A factory lifecycle moment and its time.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lifecycle {
+    RunRequested(String),
+    Started(String),
+    Paused(String),
+    Resumed(String),
+    Completed(String),
+    RunResponded(String),
+}
+
+/// What a factory event changes on its session's row; `None` leaves a column.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FactoryChange {
+    pub time: Option<Lifecycle>,
+    pub status: Option<String>,
+    pub result: Option<String>,
+}
+
+/// The factory columns of a `sessions` row (NULL for every other kind of session).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FactoryColumns {
+    pub factory_status: Option<String>,
+    pub result_status: Option<String>,
+    pub run_requested_at: Option<String>,
+    pub started_at: Option<String>,
+    pub paused_at: Option<String>,
+    pub resumed_at: Option<String>,
+    pub completed_at: Option<String>,
+    pub run_responded_at: Option<String>,
+}
+
+impl FactoryColumns {
+    fn apply(&mut self, change: &FactoryChange) {
+        if let Some(time) = &change.time {
+            let (column, at) = match time {
+                Lifecycle::RunRequested(at) => (&mut self.run_requested_at, at),
+                Lifecycle::Started(at) => (&mut self.started_at, at),
+                Lifecycle::Paused(at) => (&mut self.paused_at, at),
+                Lifecycle::Resumed(at) => (&mut self.resumed_at, at),
+                Lifecycle::Completed(at) => (&mut self.completed_at, at),
+                Lifecycle::RunResponded(at) => (&mut self.run_responded_at, at),
+            };
+            *column = Some(at.clone());
+        }
+        if let Some(status) = &change.status {
+            self.factory_status = Some(status.clone());
+        }
+        if let Some(result) = &change.result {
+            self.result_status = Some(result.clone());
+        }
+    }
+}
+
+/// A `sessions` row, as events change it through [`Facts`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {
     pub id: String,
@@ -47,11 +102,14 @@ pub struct Record {
     pub first_event_time: String,
     pub last_event_time: String,
     pub ended_at: Option<String>,
+    pub factory: FactoryColumns,
 }
 
 const ROW_COLUMNS: &str = "id, source, cli, cwd, pane_id, tty, transcript_path, model,
      permission_mode, state, stuck_reason, stuck_message, stuck_since, first_sequence,
-     last_sequence, event_count, first_event_time, last_event_time, ended_at";
+     last_sequence, event_count, first_event_time, last_event_time, ended_at, factory_status,
+     result_status, run_requested_at, started_at, paused_at, resumed_at, completed_at,
+     run_responded_at";
 
 fn owned(text: Option<&str>) -> Option<String> {
     text.map(str::to_string)
@@ -62,7 +120,7 @@ impl Record {
     pub fn new(session: &str, event: &StoredEvent, facts: &Facts) -> Record {
         let at = &event.event_time;
         let state = facts.state.unwrap_or("active");
-        Record {
+        let mut record = Record {
             id: session.to_string(),
             source: event.source.clone(),
             cli: owned(facts.cli.or(facts.cli_default)),
@@ -82,7 +140,12 @@ impl Record {
             first_event_time: at.clone(),
             last_event_time: at.clone(),
             ended_at: (state == "ended").then(|| at.clone()),
+            factory: FactoryColumns::default(),
+        };
+        if let Some(change) = &facts.factory {
+            record.factory.apply(change);
         }
+        record
     }
 
     /// What a later event of the session changes. Leaving `stuck` clears the stuck fields;
@@ -124,6 +187,9 @@ impl Record {
         self.last_sequence = event.sequence;
         self.event_count += 1;
         self.last_event_time = at.clone();
+        if let Some(change) = &facts.factory {
+            self.factory.apply(change);
+        }
     }
 
     pub fn load(conn: &Connection, id: &str) -> rusqlite::Result<Option<Record>> {
@@ -149,27 +215,41 @@ impl Record {
                     first_event_time: r.get(16)?,
                     last_event_time: r.get(17)?,
                     ended_at: r.get(18)?,
+                    factory: FactoryColumns {
+                        factory_status: r.get(19)?,
+                        result_status: r.get(20)?,
+                        run_requested_at: r.get(21)?,
+                        started_at: r.get(22)?,
+                        paused_at: r.get(23)?,
+                        resumed_at: r.get(24)?,
+                        completed_at: r.get(25)?,
+                        run_responded_at: r.get(26)?,
+                    },
                 })
             })
             .optional()
     }
 
     /// Writes the row: a new one (`stored` false) is inserted; a stored one has its columns
-    /// set, leaving the factory columns as they are.
+    /// set.
     pub fn store(&self, conn: &Connection, stored: bool) -> rusqlite::Result<()> {
         let sql = if stored {
             "UPDATE sessions SET cli = ?3, cwd = ?4, pane_id = ?5, tty = ?6,
                  transcript_path = ?7, model = ?8, permission_mode = ?9, state = ?10,
                  stuck_reason = ?11, stuck_message = ?12, stuck_since = ?13,
-                 last_sequence = ?15, event_count = ?16, last_event_time = ?18, ended_at = ?19
+                 last_sequence = ?15, event_count = ?16, last_event_time = ?18, ended_at = ?19,
+                 factory_status = ?20, result_status = ?21, run_requested_at = ?22,
+                 started_at = ?23, paused_at = ?24, resumed_at = ?25, completed_at = ?26,
+                 run_responded_at = ?27
              WHERE id = ?1 AND source = ?2 AND first_sequence = ?14 AND first_event_time = ?17"
         } else {
             "INSERT INTO sessions (id, source, cli, cwd, pane_id, tty, transcript_path, model,
                  permission_mode, state, stuck_reason, stuck_message, stuck_since,
                  first_sequence, last_sequence, event_count, first_event_time, last_event_time,
-                 ended_at)
+                 ended_at, factory_status, result_status, run_requested_at, started_at,
+                 paused_at, resumed_at, completed_at, run_responded_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19)"
+                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
         };
         let changed = conn.prepare_cached(sql)?.execute(params![
             self.id,
@@ -191,6 +271,14 @@ impl Record {
             self.first_event_time,
             self.last_event_time,
             self.ended_at,
+            self.factory.factory_status,
+            self.factory.result_status,
+            self.factory.run_requested_at,
+            self.factory.started_at,
+            self.factory.paused_at,
+            self.factory.resumed_at,
+            self.factory.completed_at,
+            self.factory.run_responded_at,
         ])?;
         if changed != 1 {
             // The stored row is not the one this record was read from: a bug, never data.

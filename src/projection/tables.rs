@@ -30,8 +30,6 @@ pub trait Tables {
     fn conn(&self) -> &Connection;
     /// Updates (or makes) the event's session row with what the event says.
     fn session(&self, event: &StoredEvent, facts: &Facts) -> Result<()>;
-    /// Puts the session's row in SQL before other SQL writes to it (the factory columns).
-    fn settle_session(&self, session: &str) -> Result<()>;
     fn hero(&self, session: &str) -> Result<Option<Hero>>;
     fn save_hero(&self, hero: Hero) -> Result<()>;
     /// A mission of this session by id (`None` for another session's).
@@ -69,10 +67,6 @@ impl Tables for Live<'_> {
 
     fn session(&self, event: &StoredEvent, facts: &Facts) -> Result<()> {
         sessions::apply(self.0, event, facts)
-    }
-
-    fn settle_session(&self, _: &str) -> Result<()> {
-        Ok(())
     }
 
     fn hero(&self, session: &str) -> Result<Option<Hero>> {
@@ -353,18 +347,6 @@ impl Tables for Cached<'_> {
                     .sessions
                     .insert(session.to_string(), (Slot { row, dirty: true }, known));
             }
-        }
-        Ok(())
-    }
-
-    fn settle_session(&self, session: &str) -> Result<()> {
-        let mut memory = self.memory.borrow_mut();
-        if let Some((slot, stored)) = memory.sessions.get_mut(session)
-            && slot.dirty
-        {
-            slot.row.store(self.conn, *stored)?;
-            slot.dirty = false;
-            *stored = true;
         }
         Ok(())
     }
