@@ -365,7 +365,11 @@ async fn a_large_mixed_log_rebuilds_to_exactly_the_live_projections() {
     drop(tx);
     // Rows held in memory are written and let go of every 7,919 events, and read back.
     let tx = conn.transaction().unwrap();
-    hooklog::projection::rebuild_in_steps(&tx, 7_919).unwrap();
+    let how = hooklog::projection::Replay {
+        events_per_flush: 7_919,
+        read_beside: false,
+    };
+    hooklog::projection::rebuild_with(&tx, how).unwrap();
     assert_eq!(dump_projections(&tx), live, "a rebuild in steps too");
     drop(tx);
     drop(dir);

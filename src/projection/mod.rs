@@ -55,31 +55,60 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects
     apply_to(&Live(conn), event)
 }
 
+/// An event's payload, parsed for the projections its source feeds. Parsing is pure, so a
+/// rebuild does it on another thread than the one applying events.
+pub enum Parsed {
+    Hook(View),
+    Normalized(View),
+    Coordination(View),
+    Factory(factory::Parts),
+    Other,
+}
+
+impl Parsed {
+    pub fn of(event: &StoredEvent) -> Parsed {
+        match event.source.as_str() {
+            hook_ingest::SOURCE => Parsed::Hook(View::parse(&event.payload)),
+            normalized::SOURCE => Parsed::Normalized(View::parse(&event.payload)),
+            coordination::SOURCE => Parsed::Coordination(View::parse(&event.payload)),
+            factory_ingest::SOURCE => Parsed::Factory(factory::Parts::parse(&event.payload)),
+            _ => Parsed::Other,
+        }
+    }
+}
+
 /// Applies an event to every projection, keeping the agent rows in `tables`.
 pub fn apply_to(tables: &impl Tables, event: &StoredEvent) -> rusqlite::Result<Effects> {
+    apply_parsed(tables, event, &Parsed::of(event))
+}
+
+/// [`apply_to`] with the payload already parsed (`parsed` must be `Parsed::of(event)`).
+pub fn apply_parsed(
+    tables: &impl Tables,
+    event: &StoredEvent,
+    parsed: &Parsed,
+) -> rusqlite::Result<Effects> {
     let conn = tables.conn();
     let mut effects = Effects::default();
-    match event.source.as_str() {
-        hook_ingest::SOURCE => {
-            let view = View::parse(&event.payload);
+    match parsed {
+        Parsed::Hook(view) => {
             let action = hook::action(&event.event_type, view.hook_type());
             let facts = sessions::Facts {
-                cli: hook::cli_of(&view),
+                cli: hook::cli_of(view),
                 cli_default: Some("claude-code"),
                 cwd: view.text("cwd"),
                 tty: view.text("tty"),
                 transcript_path: view.text("transcriptPath"),
                 model: view.text("modelId").or_else(|| view.text("model")),
                 permission_mode: view.text("permissionMode"),
-                state: hook::state_after(action, &view),
+                state: hook::state_after(action, view),
                 ..Default::default()
             };
             tables.session(event, &facts)?;
-            effects = hook::apply(tables, event, &view)?;
+            effects = hook::apply(tables, event, view)?;
             tables.effects(&event.event_id, &effects)?;
         }
-        normalized::SOURCE => {
-            let view = View::parse(&event.payload);
+        Parsed::Normalized(view) => {
             let state = match event.event_type.as_str() {
                 "registered" | "unstuck" => Some("active"),
                 "stuck" => Some("stuck"),
@@ -101,35 +130,33 @@ pub fn apply_to(tables: &impl Tables, event: &StoredEvent) -> rusqlite::Result<E
             };
             tables.session(event, &facts)?;
         }
-        coordination::SOURCE => {
+        Parsed::Coordination(view) => {
             // Outcome events carry no session (a claim names its session in the payload).
             tables.session(event, &sessions::Facts::default())?;
-            let view = View::parse(&event.payload);
             let kind = event.event_type.as_str();
             if kind.starts_with("owner_") {
-                owners::apply(conn, event, &view)?;
+                owners::apply(conn, event, view)?;
             } else if kind.starts_with("claim_") {
-                claims::apply(conn, event, &view)?;
+                claims::apply(conn, event, view)?;
             } else if kind.starts_with("gap_") {
-                gaps::apply(conn, event, &view)?;
+                gaps::apply(conn, event, view)?;
             } else if kind == "alert_acknowledged"
                 && let Some(id) = view.int("alertId")
             {
                 alerts::acknowledge(conn, event, id)?;
             }
         }
-        factory_ingest::SOURCE => {
-            let parts = factory::Parts::parse(&event.payload);
-            let status = factory::status_of(&event.event_type, &parts);
+        Parsed::Factory(parts) => {
+            let change = factory::session_change(event, parts);
             let facts = sessions::Facts {
-                state: status.as_deref().and_then(factory::session_state),
-                factory: Some(factory::session_change(event, &parts)),
+                state: change.status.as_deref().and_then(factory::session_state),
+                factory: Some(change.clone()),
                 ..Default::default()
             };
             tables.session(event, &facts)?;
-            factory::apply(conn, event, &parts)?;
+            factory::apply(conn, event, parts)?;
         }
-        _ => tables.session(event, &sessions::Facts::default())?,
+        Parsed::Other => tables.session(event, &sessions::Facts::default())?,
     }
     alerts::apply(conn, event)?;
     Ok(effects)
@@ -195,30 +222,149 @@ fn show(value: rusqlite::types::ValueRef<'_>) -> String {
 /// The agent rows (sessions, heroes, missions, tool uses) are kept in memory for the replay
 /// and written in bulk ([`Cached`]); every other projection is written as the events come.
 pub fn rebuild(conn: &Connection) -> rusqlite::Result<u64> {
-    rebuild_in_steps(conn, Cached::FLUSH_EVERY)
+    rebuild_with(conn, Replay::default())
 }
 
-/// [`rebuild`], writing the rows held in memory every `events_per_flush` events (tests use
-/// small steps, so rows are let go of and read back from SQL often).
-pub fn rebuild_in_steps(conn: &Connection, events_per_flush: u64) -> rusqlite::Result<u64> {
+/// How a rebuild runs. Tests vary both: small steps let go of rows and read them back often.
+#[derive(Debug, Clone, Copy)]
+pub struct Replay {
+    /// Events between two writes of the rows held in memory.
+    pub events_per_flush: u64,
+    /// Read and parse the log on a second thread and connection (when the database is a file
+    /// and that connection sees the same log).
+    pub read_beside: bool,
+}
+
+impl Default for Replay {
+    fn default() -> Replay {
+        Replay {
+            events_per_flush: Cached::FLUSH_EVERY,
+            read_beside: true,
+        }
+    }
+}
+
+/// [`rebuild`], run as `how` says.
+pub fn rebuild_with(conn: &Connection, how: Replay) -> rusqlite::Result<u64> {
+    let events_per_flush = how.events_per_flush.max(1);
     for table in TABLES {
         conn.execute(&format!("DELETE FROM {table}"), [])?;
     }
     let after = crate::store::snapshot::restore(conn)?;
-    let mut statement = conn.prepare(&format!(
-        "SELECT {} FROM events WHERE sequence > ?1 ORDER BY sequence",
-        read::EVENT_COLUMNS
-    ))?;
-    let mut rows = statement.query([after])?;
     let tables = Cached::new(conn);
     let mut replayed = 0;
-    while let Some(row) = rows.next()? {
-        apply_to(&tables, &read::stored_event(row)?)?;
+    let mut apply = |event: &StoredEvent, parsed: &Parsed| -> rusqlite::Result<()> {
+        apply_parsed(&tables, event, parsed)?;
         replayed += 1;
-        if replayed % events_per_flush.max(1) == 0 {
+        if replayed % events_per_flush == 0 {
             tables.flush()?;
         }
+        Ok(())
+    };
+    let reader = match how.read_beside {
+        true => reader_for(conn, after)?,
+        false => None,
+    };
+    match reader {
+        Some(reader) => replay::on_a_thread(reader, after, &mut apply)?,
+        None => replay::inline(conn, after, &mut apply)?,
     }
     tables.flush()?;
     Ok(replayed)
+}
+
+/// A second, read-only connection to the database, when it is a file and sees the same log
+/// as `conn` (the caller's transaction has not changed the events): reading and parsing the
+/// log then runs beside the replay.
+fn reader_for(conn: &Connection, after: i64) -> rusqlite::Result<Option<Connection>> {
+    let Some(path) = conn.path().filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let Ok(reader) = Connection::open_with_flags(path, flags) else {
+        return Ok(None);
+    };
+    let extent = |c: &Connection| -> rusqlite::Result<(i64, i64)> {
+        c.query_row(
+            "SELECT COALESCE(MAX(sequence), 0), COUNT(*) FROM events WHERE sequence > ?1",
+            [after],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    };
+    let reader_extent = reader.execute_batch("BEGIN").and_then(|()| extent(&reader));
+    Ok(match reader_extent {
+        Ok(seen) if seen == extent(conn)? => Some(reader),
+        _ => None,
+    })
+}
+
+mod replay {
+    use super::{Parsed, read};
+    use crate::event::StoredEvent;
+    use rusqlite::Connection;
+    use std::sync::mpsc;
+
+    /// Events handed from the reading thread to the replay at a time.
+    const BATCH: usize = 1_000;
+
+    type Apply<'a> = &'a mut dyn FnMut(&StoredEvent, &Parsed) -> rusqlite::Result<()>;
+
+    fn query(conn: &Connection) -> rusqlite::Result<rusqlite::CachedStatement<'_>> {
+        conn.prepare_cached(&format!(
+            "SELECT {} FROM events WHERE sequence > ?1 ORDER BY sequence",
+            read::EVENT_COLUMNS
+        ))
+    }
+
+    pub fn inline(conn: &Connection, after: i64, apply: Apply) -> rusqlite::Result<()> {
+        let mut statement = query(conn)?;
+        let mut rows = statement.query([after])?;
+        while let Some(row) = rows.next()? {
+            let event = read::stored_event(row)?;
+            apply(&event, &Parsed::of(&event))?;
+        }
+        Ok(())
+    }
+
+    /// Reads and parses the log on a second thread (its own read transaction, opened by
+    /// `reader_for`), in order, while this one applies.
+    pub fn on_a_thread(reader: Connection, after: i64, apply: Apply) -> rusqlite::Result<()> {
+        let (send, receive) = mpsc::sync_channel::<rusqlite::Result<Vec<(StoredEvent, Parsed)>>>(4);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let read_all = || -> rusqlite::Result<()> {
+                    let mut statement = query(&reader)?;
+                    let mut rows = statement.query([after])?;
+                    let mut batch = Vec::with_capacity(BATCH);
+                    while let Some(row) = rows.next()? {
+                        let event = read::stored_event(row)?;
+                        let parsed = Parsed::of(&event);
+                        batch.push((event, parsed));
+                        if batch.len() == BATCH {
+                            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                            if send.send(Ok(full)).is_err() {
+                                return Ok(()); // the replay stopped
+                            }
+                        }
+                    }
+                    if !batch.is_empty() {
+                        let _ = send.send(Ok(batch));
+                    }
+                    Ok(())
+                };
+                if let Err(e) = read_all() {
+                    let _ = send.send(Err(e));
+                }
+            });
+            // Owned here, so an error below drops it and the reader's next send fails.
+            let receive = receive;
+            for batch in receive.iter() {
+                for (event, parsed) in batch? {
+                    apply(&event, &parsed)?;
+                }
+            }
+            Ok(())
+        })
+    }
 }

@@ -215,19 +215,26 @@ pub fn dump_projections(conn: &rusqlite::Connection) -> Vec<String> {
 }
 
 /// Rebuilds the projections of a stopped server's database from its log, writing the rows the
-/// replay holds in memory every event, every few events and only at the end, and checks each
-/// rebuild equals the live tables row for row (then rolls it back).
+/// replay holds in memory every event, every few events and only at the end, reading the log
+/// on the replay's thread and beside it, and checks each rebuild equals the live tables row
+/// for row (then rolls it back).
 pub fn assert_rebuilds_to_live(path: &std::path::Path) {
     let mut conn = Connection::open(path).expect("open the db");
     let live = dump_projections(&conn);
-    for step in [1, 3, u64::MAX] {
-        let tx = conn.transaction().unwrap();
-        hooklog::projection::rebuild_in_steps(&tx, step).expect("rebuild");
-        assert_eq!(
-            dump_projections(&tx),
-            live,
-            "a rebuild writing every {step} events equals the live projections"
-        );
+    for events_per_flush in [1, 3, u64::MAX] {
+        for read_beside in [false, true] {
+            let how = hooklog::projection::Replay {
+                events_per_flush,
+                read_beside,
+            };
+            let tx = conn.transaction().unwrap();
+            hooklog::projection::rebuild_with(&tx, how).expect("rebuild");
+            assert_eq!(
+                dump_projections(&tx),
+                live,
+                "a rebuild ({how:?}) equals the live projections"
+            );
+        }
     }
 }
 
