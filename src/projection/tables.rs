@@ -271,8 +271,9 @@ pub struct Cached<'c> {
 }
 
 impl<'c> Cached<'c> {
-    /// Events between two flushes: bounds the memory a long replay holds (the rows of open
-    /// missions and running tools stay in memory across flushes).
+    /// Events between two flushes. It bounds the closed rows a replay holds; what stays
+    /// across flushes grows with the log: each touched session's hero, its open missions and
+    /// running tools, and every call id seen (about 150 bytes a call).
     pub const FLUSH_EVERY: u64 = 100_000;
 
     pub fn new(conn: &'c Connection) -> Cached<'c> {
