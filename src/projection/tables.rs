@@ -138,7 +138,7 @@ impl<T> Slot<T> {
 /// session is here, so the set questions (children, running tools, active subagents) are
 /// answered from memory alone, and so is every call id the replay has seen. A row looked up by
 /// id that is not here is read from SQL when SQL can have it: when the session had rows before
-/// the replay (`backed`, a retention snapshot), or rows were let go of (`evicted`).
+/// the replay (`backed`, a retention snapshot), or missions were let go of (`evicted`).
 #[derive(Default)]
 struct Shard {
     hero: Option<Slot<Hero>>,
@@ -233,9 +233,11 @@ impl Shard {
 
     /// Lets go of the rows that are not open (they are read back from SQL if asked for).
     fn evict(&mut self) {
+        let missions = self.missions.len();
         self.missions.retain(|_, s| s.row.state == "active");
         self.tools.retain(|_, s| s.row.status == "running");
-        self.evicted = true;
+        // A tool row let go of is still found through `calls`; a mission only through SQL.
+        self.evicted |= self.missions.len() < missions;
     }
 }
 
