@@ -241,8 +241,8 @@ impl Shard {
     }
 }
 
-/// The changed rows of a table, marked clean, in primary-key order (inserting in key order
-/// is about twice as fast as inserting at random places in the b-tree).
+/// The changed rows of a table, marked clean, in primary-key order (so a flush writes in the
+/// same order every time; measured, the order made no clear difference to its speed).
 fn changed<'a, T: 'a>(
     slots: impl Iterator<Item = &'a mut Slot<T>>,
     key: impl Fn(&T) -> &str,
