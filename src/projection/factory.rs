@@ -68,19 +68,17 @@ pub fn session_change(event: &StoredEvent, parts: &Parts) -> FactoryChange {
     // Payload times are kept in the log's format; one that does not parse gives way to the
     // event's time.
     let payload_time = |field: &str| {
-        Some(
-            parts
-                .text(field)
-                .and_then(crate::event::time::normalize)
-                .unwrap_or_else(|| at.clone()),
-        )
+        parts
+            .text(field)
+            .and_then(crate::event::time::normalize)
+            .unwrap_or_else(|| at.clone())
     };
     let time = match event.event_type.as_str() {
-        "RUN_REQUEST" => payload_time("recordedAt").map(Lifecycle::RunRequested),
-        "SESSION_STARTED" => payload_time("startedAt").map(Lifecycle::Started),
-        "SESSION_PAUSED" => payload_time("pausedAt").map(Lifecycle::Paused),
-        "SESSION_RESUMED" => payload_time("resumedAt").map(Lifecycle::Resumed),
-        "SESSION_COMPLETED" => payload_time("completedAt").map(Lifecycle::Completed),
+        "RUN_REQUEST" => Some(Lifecycle::RunRequested(payload_time("recordedAt"))),
+        "SESSION_STARTED" => Some(Lifecycle::Started(payload_time("startedAt"))),
+        "SESSION_PAUSED" => Some(Lifecycle::Paused(payload_time("pausedAt"))),
+        "SESSION_RESUMED" => Some(Lifecycle::Resumed(payload_time("resumedAt"))),
+        "SESSION_COMPLETED" => Some(Lifecycle::Completed(payload_time("completedAt"))),
         "RUN_RESPONSE" => Some(Lifecycle::RunResponded(at.clone())),
         _ => None,
     };

@@ -150,7 +150,7 @@ pub fn apply_parsed(
             let change = factory::session_change(event, parts);
             let facts = sessions::Facts {
                 state: change.status.as_deref().and_then(factory::session_state),
-                factory: Some(change.clone()),
+                factory: Some(change),
                 ..Default::default()
             };
             tables.session(event, &facts)?;

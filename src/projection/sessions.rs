@@ -80,8 +80,10 @@ impl FactoryColumns {
     }
 }
 
-/// A `sessions` row, as events change it through [`Facts`].
-#[derive(Debug, Clone, PartialEq)]
+/// A `sessions` row, as events change it through [`Facts`] (and, with its hero, as the REST
+/// routes return it: [`Session`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Record {
     pub id: String,
     pub source: String,
@@ -102,14 +104,54 @@ pub struct Record {
     pub first_event_time: String,
     pub last_event_time: String,
     pub ended_at: Option<String>,
+    /// Shown by `GET /factory-sessions/{id}`, not by `GET /sessions`.
+    #[serde(skip)]
     pub factory: FactoryColumns,
 }
 
-const ROW_COLUMNS: &str = "id, source, cli, cwd, pane_id, tty, transcript_path, model,
-     permission_mode, state, stuck_reason, stuck_message, stuck_since, first_sequence,
-     last_sequence, event_count, first_event_time, last_event_time, ended_at, factory_status,
-     result_status, run_requested_at, started_at, paused_at, resumed_at, completed_at,
-     run_responded_at";
+/// The columns of a [`Record`], of `sessions s`.
+const RECORD_COLUMNS: &str = "s.id, s.source, s.cli, s.cwd, s.pane_id, s.tty, s.transcript_path,
+     s.model, s.permission_mode, s.state, s.stuck_reason, s.stuck_message, s.stuck_since,
+     s.first_sequence, s.last_sequence, s.event_count, s.first_event_time, s.last_event_time,
+     s.ended_at, s.factory_status, s.result_status, s.run_requested_at, s.started_at,
+     s.paused_at, s.resumed_at, s.completed_at, s.run_responded_at";
+
+/// Columns read after [`RECORD_COLUMNS`] start here.
+const AFTER_RECORD: usize = 27;
+
+fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
+    Ok(Record {
+        id: r.get(0)?,
+        source: r.get(1)?,
+        cli: r.get(2)?,
+        cwd: r.get(3)?,
+        pane_id: r.get(4)?,
+        tty: r.get(5)?,
+        transcript_path: r.get(6)?,
+        model: r.get(7)?,
+        permission_mode: r.get(8)?,
+        state: r.get(9)?,
+        stuck_reason: r.get(10)?,
+        stuck_message: r.get(11)?,
+        stuck_since: r.get(12)?,
+        first_sequence: r.get(13)?,
+        last_sequence: r.get(14)?,
+        event_count: r.get(15)?,
+        first_event_time: r.get(16)?,
+        last_event_time: r.get(17)?,
+        ended_at: r.get(18)?,
+        factory: FactoryColumns {
+            factory_status: r.get(19)?,
+            result_status: r.get(20)?,
+            run_requested_at: r.get(21)?,
+            started_at: r.get(22)?,
+            paused_at: r.get(23)?,
+            resumed_at: r.get(24)?,
+            completed_at: r.get(25)?,
+            run_responded_at: r.get(26)?,
+        },
+    })
+}
 
 fn owned(text: Option<&str>) -> Option<String> {
     text.map(str::to_string)
@@ -193,41 +235,11 @@ impl Record {
     }
 
     pub fn load(conn: &Connection, id: &str) -> rusqlite::Result<Option<Record>> {
-        conn.prepare_cached(&format!("SELECT {ROW_COLUMNS} FROM sessions WHERE id = ?1"))?
-            .query_row([id], |r| {
-                Ok(Record {
-                    id: r.get(0)?,
-                    source: r.get(1)?,
-                    cli: r.get(2)?,
-                    cwd: r.get(3)?,
-                    pane_id: r.get(4)?,
-                    tty: r.get(5)?,
-                    transcript_path: r.get(6)?,
-                    model: r.get(7)?,
-                    permission_mode: r.get(8)?,
-                    state: r.get(9)?,
-                    stuck_reason: r.get(10)?,
-                    stuck_message: r.get(11)?,
-                    stuck_since: r.get(12)?,
-                    first_sequence: r.get(13)?,
-                    last_sequence: r.get(14)?,
-                    event_count: r.get(15)?,
-                    first_event_time: r.get(16)?,
-                    last_event_time: r.get(17)?,
-                    ended_at: r.get(18)?,
-                    factory: FactoryColumns {
-                        factory_status: r.get(19)?,
-                        result_status: r.get(20)?,
-                        run_requested_at: r.get(21)?,
-                        started_at: r.get(22)?,
-                        paused_at: r.get(23)?,
-                        resumed_at: r.get(24)?,
-                        completed_at: r.get(25)?,
-                        run_responded_at: r.get(26)?,
-                    },
-                })
-            })
-            .optional()
+        conn.prepare_cached(&format!(
+            "SELECT {RECORD_COLUMNS} FROM sessions s WHERE s.id = ?1"
+        ))?
+        .query_row([id], record)
+        .optional()
     }
 
     /// Writes the row: a new one (`stored` false) is inserted; a stored one has its columns
@@ -316,62 +328,22 @@ pub fn apply(conn: &Connection, event: &StoredEvent, facts: &Facts) -> rusqlite:
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Session {
-    pub id: String,
-    pub source: String,
-    pub cli: Option<String>,
-    pub cwd: Option<String>,
-    pub pane_id: Option<String>,
-    pub tty: Option<String>,
-    pub transcript_path: Option<String>,
-    pub model: Option<String>,
-    pub permission_mode: Option<String>,
-    pub state: String,
-    pub stuck_reason: Option<String>,
-    pub stuck_message: Option<String>,
-    pub stuck_since: Option<String>,
-    pub first_sequence: i64,
-    pub last_sequence: i64,
-    pub event_count: i64,
-    pub first_event_time: String,
-    pub last_event_time: String,
-    pub ended_at: Option<String>,
+    #[serde(flatten)]
+    pub record: Record,
     /// The session's hero, when hook events made one.
     pub hero_id: Option<String>,
 }
 
-const COLUMNS: &str = "s.id, s.source, s.cli, s.cwd, s.pane_id, s.tty, s.transcript_path, s.model,
-     s.permission_mode, s.state, s.stuck_reason, s.stuck_message, s.stuck_since,
-     s.first_sequence, s.last_sequence, s.event_count, s.first_event_time, s.last_event_time,
-     s.ended_at, h.id";
-
 fn row(r: &Row<'_>) -> rusqlite::Result<Session> {
     Ok(Session {
-        id: r.get(0)?,
-        source: r.get(1)?,
-        cli: r.get(2)?,
-        cwd: r.get(3)?,
-        pane_id: r.get(4)?,
-        tty: r.get(5)?,
-        transcript_path: r.get(6)?,
-        model: r.get(7)?,
-        permission_mode: r.get(8)?,
-        state: r.get(9)?,
-        stuck_reason: r.get(10)?,
-        stuck_message: r.get(11)?,
-        stuck_since: r.get(12)?,
-        first_sequence: r.get(13)?,
-        last_sequence: r.get(14)?,
-        event_count: r.get(15)?,
-        first_event_time: r.get(16)?,
-        last_event_time: r.get(17)?,
-        ended_at: r.get(18)?,
-        hero_id: r.get(19)?,
+        record: record(r)?,
+        hero_id: r.get(AFTER_RECORD)?,
     })
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Session>> {
     conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
+        "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
          WHERE s.id = ?1"
     ))?
     .query_row([id], row)
@@ -386,7 +358,7 @@ pub fn list(
     limit: u32,
 ) -> rusqlite::Result<Vec<Session>> {
     conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
+        "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
          WHERE (?1 IS NULL OR s.state = ?1) AND (?2 IS NULL OR s.source = ?2)
          ORDER BY s.last_sequence DESC LIMIT ?3"
     ))?

@@ -174,24 +174,8 @@ impl Shard {
 
     fn keep_mission(&mut self, mission: Mission, dirty: bool) {
         let id = mission.id.clone();
-        if mission.state == "active" {
-            self.active.insert(id.clone());
-        } else {
-            self.active.remove(&id);
-        }
-        match self.missions.entry(id) {
-            Entry::Occupied(mut slot) => {
-                let slot = slot.get_mut();
-                slot.row = mission;
-                slot.dirty |= dirty;
-            }
-            Entry::Vacant(place) => {
-                place.insert(Slot {
-                    row: mission,
-                    dirty,
-                });
-            }
-        }
+        list(&mut self.active, &id, mission.state == "active");
+        keep(&mut self.missions, id, mission, dirty);
     }
 
     fn keep_tool(&mut self, tool: ToolUse, dirty: bool) {
@@ -201,21 +185,8 @@ impl Shard {
         {
             self.calls.insert(call.clone(), id.clone());
         }
-        if tool.status == "running" {
-            self.running.insert(id.clone());
-        } else {
-            self.running.remove(&id);
-        }
-        match self.tools.entry(id) {
-            Entry::Occupied(mut slot) => {
-                let slot = slot.get_mut();
-                slot.row = tool;
-                slot.dirty |= dirty;
-            }
-            Entry::Vacant(place) => {
-                place.insert(Slot { row: tool, dirty });
-            }
-        }
+        list(&mut self.running, &id, tool.status == "running");
+        keep(&mut self.tools, id, tool, dirty);
     }
 
     /// The latest (highest `opened_sequence`) of some listed rows that pass a test.
@@ -238,6 +209,30 @@ impl Shard {
         self.tools.retain(|_, s| s.row.status == "running");
         // A tool row let go of is still found through `calls`; a mission only through SQL.
         self.evicted |= self.missions.len() < missions;
+    }
+}
+
+/// Puts a row in memory under its id (changed since SQL saw it if `dirty`, or if it already
+/// was).
+fn keep<T>(rows: &mut HashMap<String, Slot<T>>, id: String, row: T, dirty: bool) {
+    match rows.entry(id) {
+        Entry::Occupied(mut slot) => {
+            let slot = slot.get_mut();
+            slot.row = row;
+            slot.dirty |= dirty;
+        }
+        Entry::Vacant(place) => {
+            place.insert(Slot { row, dirty });
+        }
+    }
+}
+
+/// Lists an id among the open rows, or takes it off.
+fn list(open: &mut HashSet<String>, id: &str, is_open: bool) {
+    if is_open {
+        open.insert(id.to_string());
+    } else {
+        open.remove(id);
     }
 }
 
