@@ -2,6 +2,7 @@
 //! `hooklog serve` on a temporary database as a child process, so the memory it reports is the
 //! server's alone; `--url` points it at a running one instead.
 
+pub mod calibrate;
 pub mod hook;
 pub mod ingest;
 pub mod rebuild;
@@ -24,6 +25,9 @@ pub enum BenchCommand {
     Hook(hook::HookBenchArgs),
     /// How fast `hooklog rebuild` re-derives the projections of a mixed workload.
     Rebuild(rebuild::RebuildArgs),
+    /// This machine's own speed right now (raw SQLite appends, JSON parsing, fsync), against
+    /// the reference numbers the issues were written with.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 impl BenchCommand {
@@ -33,6 +37,7 @@ impl BenchCommand {
             BenchCommand::Stream(args) => args.run(),
             BenchCommand::Rebuild(args) => args.run(),
             BenchCommand::Hook(args) => args.run(),
+            BenchCommand::Calibrate(args) => args.run(),
         }
     }
 }
