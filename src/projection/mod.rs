@@ -52,7 +52,7 @@ pub struct Effects {
 
 /// Applies one freshly appended event to every projection.
 pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects> {
-    apply_to(&Live(conn), event)
+    apply_to(&Live::new(conn), event)
 }
 
 /// An event's payload, parsed for the projections its source feeds. Parsing is pure, so a

@@ -57,60 +57,85 @@ pub trait Tables {
     fn effects(&self, event_id: &str, effects: &Effects) -> Result<()>;
 }
 
-/// The SQL tables themselves.
-pub struct Live<'c>(pub &'c Connection);
+/// The SQL tables themselves; with [`Live::holding`], all but the session rows.
+pub struct Live<'c> {
+    conn: &'c Connection,
+    sessions: Option<&'c RefCell<SessionRows>>,
+}
+
+impl<'c> Live<'c> {
+    pub fn new(conn: &'c Connection) -> Live<'c> {
+        Live {
+            conn,
+            sessions: None,
+        }
+    }
+
+    /// The SQL tables, but the session rows are changed in `sessions` (the writer's, for one
+    /// batch), which the caller writes with [`SessionRows::flush`] before anything reads
+    /// `sessions` through SQL.
+    pub fn holding(conn: &'c Connection, sessions: &'c RefCell<SessionRows>) -> Live<'c> {
+        Live {
+            conn,
+            sessions: Some(sessions),
+        }
+    }
+}
 
 impl Tables for Live<'_> {
     fn conn(&self) -> &Connection {
-        self.0
+        self.conn
     }
 
     fn session(&self, event: &StoredEvent, facts: &Facts) -> Result<()> {
-        sessions::apply(self.0, event, facts)
+        match self.sessions {
+            Some(rows) => rows.borrow_mut().apply(self.conn, event, facts),
+            None => sessions::apply(self.conn, event, facts),
+        }
     }
 
     fn hero(&self, session: &str) -> Result<Option<Hero>> {
-        heroes::by_session(self.0, session)
+        heroes::by_session(self.conn, session)
     }
 
     fn save_hero(&self, hero: Hero) -> Result<()> {
-        heroes::save(self.0, &hero)
+        heroes::save(self.conn, &hero)
     }
 
     fn mission(&self, session: &str, id: &str) -> Result<Option<Mission>> {
-        Ok(missions::get(self.0, id)?.filter(|m| m.session_id == session))
+        Ok(missions::get(self.conn, id)?.filter(|m| m.session_id == session))
     }
 
     fn save_mission(&self, mission: Mission) -> Result<()> {
-        missions::save(self.0, &mission)
+        missions::save(self.conn, &mission)
     }
 
     fn active_subagent(&self, session: &str, subagent: &str) -> Result<Option<Mission>> {
-        missions::active_subagent(self.0, session, subagent)
+        missions::active_subagent(self.conn, session, subagent)
     }
 
     fn close_children(&self, _: &str, parent: &str, state: &str, id: &str, at: &str) -> Result<()> {
-        missions::close_children(self.0, parent, state, id, at)
+        missions::close_children(self.conn, parent, state, id, at)
     }
 
     fn tool_by_call(&self, session: &str, call: &str) -> Result<Option<ToolUse>> {
-        tool_uses::by_call(self.0, session, call)
+        tool_uses::by_call(self.conn, session, call)
     }
 
     fn running_spawner(&self, session: &str) -> Result<Option<ToolUse>> {
-        tool_uses::running_spawner(self.0, session)
+        tool_uses::running_spawner(self.conn, session)
     }
 
     fn interrupt_running(&self, session: &str, event_id: &str, at: &str) -> Result<()> {
-        tool_uses::interrupt_running(self.0, session, event_id, at)
+        tool_uses::interrupt_running(self.conn, session, event_id, at)
     }
 
     fn save_tool(&self, tool: ToolUse) -> Result<()> {
-        tool_uses::save(self.0, &tool)
+        tool_uses::save(self.conn, &tool)
     }
 
     fn effects(&self, event_id: &str, effects: &Effects) -> Result<()> {
-        save_effects(self.0, event_id, effects)
+        save_effects(self.conn, event_id, effects)
     }
 }
 
@@ -120,6 +145,103 @@ fn save_effects(conn: &Connection, event_id: &str, effects: &Effects) -> Result<
     )?
     .execute(params![event_id, effects.hero_id, effects.mission_id])?;
     Ok(())
+}
+
+/// Session rows held in memory while events change them, and written by
+/// [`SessionRows::flush`]. The writer holds one batch's rows here (a batch of 2,000 events
+/// over 50 sessions would otherwise read and rewrite each row 40 times) and can undo one
+/// request's changes when that request's savepoint is rolled back; a rebuild holds them
+/// between its flushes.
+#[derive(Default)]
+pub struct SessionRows {
+    rows: HashMap<String, SessionRow>,
+    /// While a request is open: each row it changed, as it was before (`None`: not held).
+    undo: Option<Vec<(String, Option<SessionRow>)>>,
+    /// The open (or last) request, counted from 1.
+    request: u64,
+}
+
+#[derive(Clone)]
+struct SessionRow {
+    record: Record,
+    /// Whether SQL has a row for this session (then a flush updates it, else inserts it).
+    stored: bool,
+    /// Whether SQL's row differs from `record`.
+    dirty: bool,
+    /// The last request that saved this row's earlier state in `undo`.
+    saved_for: u64,
+}
+
+impl SessionRows {
+    /// Updates (or makes) the event's session row with what the event says.
+    pub fn apply(&mut self, conn: &Connection, event: &StoredEvent, facts: &Facts) -> Result<()> {
+        let Some(session) = event.session_id.as_deref() else {
+            return Ok(());
+        };
+        if let Some(row) = self.rows.get_mut(session) {
+            if let Some(undo) = &mut self.undo
+                && row.saved_for != self.request
+            {
+                undo.push((session.to_string(), Some(row.clone())));
+                row.saved_for = self.request;
+            }
+            row.record.update(event, facts);
+            row.dirty = true;
+            return Ok(());
+        }
+        let stored = Record::load(conn, session)?;
+        let known = stored.is_some();
+        let record = sessions::next(stored, event, facts).expect("the event has a session");
+        if let Some(undo) = &mut self.undo {
+            undo.push((session.to_string(), None));
+        }
+        let row = SessionRow {
+            record,
+            stored: known,
+            dirty: true,
+            saved_for: self.request,
+        };
+        self.rows.insert(session.to_string(), row);
+        Ok(())
+    }
+
+    /// A request starts: what it changes can be undone until [`SessionRows::keep_request`].
+    pub fn begin_request(&mut self) {
+        self.request += 1;
+        self.undo = Some(Vec::new());
+    }
+
+    /// The open request's changes stay.
+    pub fn keep_request(&mut self) {
+        self.undo = None;
+    }
+
+    /// The open request's changes are undone (its savepoint was rolled back).
+    pub fn undo_request(&mut self) {
+        for (session, before) in self.undo.take().into_iter().flatten().rev() {
+            match before {
+                Some(row) => self.rows.insert(session, row),
+                None => self.rows.remove(&session),
+            };
+        }
+    }
+
+    /// Writes every changed row to SQL; the rows stay held.
+    pub fn flush(&mut self, conn: &Connection) -> Result<()> {
+        for row in self.rows.values_mut().filter(|row| row.dirty) {
+            row.record.store(conn, row.stored)?;
+            row.stored = true;
+            row.dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Lets go of every row (after a flush, or when the transaction that changed them is
+    /// gone).
+    pub fn clear(&mut self) {
+        self.rows.clear();
+        self.undo = None;
+    }
 }
 
 /// A row held in memory, and whether SQL has it as it is.
@@ -255,7 +377,7 @@ fn changed<'a, T: 'a>(
 
 #[derive(Default)]
 struct Memory {
-    sessions: HashMap<String, (Slot<Record>, bool)>,
+    sessions: SessionRows,
     shards: HashMap<String, Shard>,
     effects: Vec<(String, Effects)>,
 }
@@ -284,11 +406,7 @@ impl<'c> Cached<'c> {
     pub fn flush(&self) -> Result<()> {
         let mut memory = self.memory.borrow_mut();
         let memory = &mut *memory;
-        for (slot, stored) in memory.sessions.values_mut() {
-            if slot.dirty {
-                slot.row.store(self.conn, *stored)?;
-            }
-        }
+        memory.sessions.flush(self.conn)?;
         memory.sessions.clear();
         let shards = &mut memory.shards;
         for hero in changed(shards.values_mut().filter_map(|s| s.hero.as_mut()), |h| {
@@ -328,25 +446,10 @@ impl Tables for Cached<'_> {
     }
 
     fn session(&self, event: &StoredEvent, facts: &Facts) -> Result<()> {
-        let Some(session) = event.session_id.as_deref() else {
-            return Ok(());
-        };
-        let mut memory = self.memory.borrow_mut();
-        match memory.sessions.get_mut(session) {
-            Some((slot, _)) => {
-                slot.row.update(event, facts);
-                slot.dirty = true;
-            }
-            None => {
-                let stored = Record::load(self.conn, session)?;
-                let known = stored.is_some();
-                let row = sessions::next(stored, event, facts).expect("the event has a session");
-                memory
-                    .sessions
-                    .insert(session.to_string(), (Slot { row, dirty: true }, known));
-            }
-        }
-        Ok(())
+        self.memory
+            .borrow_mut()
+            .sessions
+            .apply(self.conn, event, facts)
     }
 
     fn hero(&self, session: &str) -> Result<Option<Hero>> {

@@ -9,9 +9,11 @@ use super::retention::{self, Retention};
 use super::stats::WriterStats;
 use crate::coordination::{self, Verdict};
 use crate::event::{NewEvent, StoredEvent, id::new_event_id, time};
+use crate::projection::tables::{Live, SessionRows};
 use crate::projection::{self, Effects};
 use crate::stream::Hub;
 use rusqlite::{Connection, OptionalExtension, params};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -236,6 +238,8 @@ struct WriterThread {
     head: i64,
     /// Last `session_sequence` given per session within the current batch.
     session_heads: HashMap<String, i64>,
+    /// The `sessions` rows the current batch changed, written just before `COMMIT`.
+    session_rows: RefCell<SessionRows>,
     retention: Retention,
     clock: time::Clock,
     rules: coordination::Rules,
@@ -314,6 +318,7 @@ impl WriterThread {
             hub,
             head,
             session_heads: HashMap::new(),
+            session_rows: RefCell::default(),
             retention: Retention::default(),
             clock,
             rules,
@@ -480,6 +485,7 @@ impl WriterThread {
             }
             self.head = read::head(&self.conn).unwrap_or(head_before);
             self.session_heads.clear();
+            self.session_rows.get_mut().clear();
         }
     }
 
@@ -494,6 +500,7 @@ impl WriterThread {
             // Both counters start from the file: nothing outside this thread can make them lie.
             self.head = read::head(&self.conn)?;
             self.session_heads.clear();
+            self.session_rows.get_mut().clear();
             for pending in &batch {
                 outcomes.push(match pending {
                     Pending::Append { events, .. } => {
@@ -506,6 +513,8 @@ impl WriterThread {
                     )?),
                 });
             }
+            self.session_rows.get_mut().flush(&self.conn)?;
+            self.session_rows.get_mut().clear();
             applied = Instant::now();
             self.conn.execute_batch("COMMIT")
         });
@@ -518,6 +527,7 @@ impl WriterThread {
             }
             self.healthy.store(false, Ordering::Release);
             self.head = head_before;
+            self.session_rows.get_mut().clear();
             let error = AppendError::Storage(e.to_string());
             for pending in batch {
                 pending.fail(error.clone());
@@ -543,6 +553,7 @@ impl WriterThread {
         committed: &mut Vec<StoredEvent>,
     ) -> rusqlite::Result<Result<Vec<Appended>, AppendError>> {
         self.conn.execute_batch("SAVEPOINT request")?;
+        self.session_rows.get_mut().begin_request();
         let head_before = self.head;
         let mut stored = Vec::new();
         let result: Result<Vec<Appended>, RequestError> = events
@@ -553,12 +564,14 @@ impl WriterThread {
         match result {
             Ok(appended) => {
                 self.conn.execute_batch("RELEASE request")?;
+                self.session_rows.get_mut().keep_request();
                 committed.append(&mut stored);
                 Ok(Ok(appended))
             }
             Err(error) => {
                 self.conn
                     .execute_batch("ROLLBACK TO request; RELEASE request")?;
+                self.session_rows.get_mut().undo_request();
                 self.head = head_before;
                 // Some counts were for rows just undone; the next event asks the file again.
                 self.session_heads.clear();
@@ -602,7 +615,11 @@ impl WriterThread {
         received_at: &str,
         committed: &mut Vec<StoredEvent>,
     ) -> rusqlite::Result<Result<Decided, AppendError>> {
+        // A command reads `sessions` through SQL: it must see this batch's changes. Written
+        // before the savepoint, so undoing the command does not undo them.
+        self.session_rows.get_mut().flush(&self.conn)?;
         self.conn.execute_batch("SAVEPOINT request")?;
+        self.session_rows.get_mut().begin_request();
         let head_before = self.head;
         let rules = self.rules;
         let mut log = DecisionLog {
@@ -621,12 +638,14 @@ impl WriterThread {
         match verdict {
             Ok(verdict) => {
                 self.conn.execute_batch("RELEASE request")?;
+                self.session_rows.get_mut().keep_request();
                 committed.append(&mut stored);
                 Ok(Ok(Decided { verdict, appended }))
             }
             Err(e) => {
                 self.conn
                     .execute_batch("ROLLBACK TO request; RELEASE request")?;
+                self.session_rows.get_mut().undo_request();
                 self.head = head_before;
                 self.session_heads.clear();
                 tracing::error!(error = %e, "a coordination command failed; nothing was stored");
@@ -686,7 +705,8 @@ impl WriterThread {
                 row.payload,
             ])?;
         self.head = row.sequence;
-        let effects = projection::apply(&self.conn, &row)?;
+        let tables = Live::holding(&self.conn, &self.session_rows);
+        let effects = projection::apply_to(&tables, &row)?;
         let appended = Appended {
             id: row.event_id.clone(),
             sequence: row.sequence,
@@ -851,16 +871,18 @@ mod tests {
                 vec![event("a1", "s", "{}"), event("a2", "s", "{}")],
                 vec![
                     event("b1", "s", "{}"),
+                    event("b2", "t", "{}"),
                     event("a1", "s", r#"{"changed":true}"#),
                 ],
                 vec![event("c1", "s", "{}")],
+                vec![event("d1", "t", "{}")],
             ],
         );
         assert_eq!(positions(&outcomes[0]), [(1, Some(1)), (2, Some(2))]);
         assert_eq!(
             outcomes[1],
             Err(AppendError::Conflict {
-                index: 1,
+                index: 2,
                 id: "a1".into(),
                 sequence: 1
             })
@@ -878,11 +900,57 @@ mod tests {
             .unwrap()
             .map(Result::unwrap)
             .collect();
-        assert_eq!(stored, ["a1", "a2", "c1"]);
+        assert_eq!(stored, ["a1", "a2", "c1", "d1"]);
         assert_eq!(
             writer.stats.snapshot().commits,
             1,
-            "one transaction for the three requests"
+            "one transaction for the four requests"
+        );
+        // The session rows, held in memory during the batch, lost the refused request's
+        // changes too: `s` counts a1, a2, c1; `t` was made by d1, not by the undone b2.
+        let sessions: Vec<(String, i64, i64, i64)> = writer
+            .conn
+            .prepare(
+                "SELECT id, first_sequence, last_sequence, event_count FROM sessions ORDER BY id",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(sessions, [("s".into(), 1, 3, 3), ("t".into(), 4, 4, 1)]);
+    }
+
+    #[test]
+    fn a_command_sees_the_session_rows_changed_earlier_in_its_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(&dir);
+        let mut ended = event("e1", "s", "{}");
+        ended.event_type = "ended".into();
+        ended.source = crate::ingest::normalized::SOURCE.into();
+        let (append, _appended) = pending(vec![ended]);
+        let (reply, mut decided) = oneshot::channel();
+        let claim = coordination::claims::Claim {
+            chat: "c".into(),
+            session_id: "s".into(),
+            ttl_seconds: 60,
+        };
+        let decide = Pending::Decide {
+            command: coordination::Command::Claim(claim),
+            reply,
+        };
+        writer.commit_batch(vec![append, decide]);
+        let decided = decided.try_recv().unwrap().unwrap();
+        assert!(
+            matches!(
+                decided.verdict,
+                Verdict::Refused {
+                    code: "sessionEnded",
+                    ..
+                }
+            ),
+            "the claim is refused: its session ended in the same batch, {:?}",
+            decided.verdict
         );
     }
 
