@@ -15,10 +15,14 @@ const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 /// The writer's page cache, in KiB (negative = KiB for `cache_size`): a large batch must fit,
 /// or SQLite spills dirty pages to the WAL in the middle of the transaction.
 const WRITER_CACHE_KIB: i64 = 64 * 1024;
+/// Prepared statements kept per connection. The writer alone runs more than rusqlite's
+/// default 16 distinct statements for hook events, and one evicted is parsed again next time.
+const STATEMENT_CACHE: usize = 128;
 
 /// Opens (creating if needed) the database for writing and brings its schema up to date.
 pub fn open_writer(path: &Path, durability: Durability) -> rusqlite::Result<Connection> {
     let mut conn = Connection::open(path)?;
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.busy_timeout(BUSY_TIMEOUT)?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
@@ -45,6 +49,7 @@ pub fn open_readers(path: &Path, size: u32) -> Result<ReadPool, r2d2::Error> {
     let manager = SqliteConnectionManager::file(path)
         .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
         .with_init(|c| {
+            c.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
             c.busy_timeout(BUSY_TIMEOUT)?;
             c.pragma_update(None, "query_only", true)
         });

@@ -24,13 +24,12 @@ pub fn stored_event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
 /// The highest committed sequence (0 for an empty log).
 /// Pruning never lowers it: the highest sequence pruned is kept in `meta`.
 pub fn head(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row(
+    conn.prepare_cached(
         "SELECT MAX(COALESCE((SELECT MAX(sequence) FROM events), 0),
                     COALESCE((SELECT CAST(value AS INTEGER) FROM meta
                               WHERE key = 'pruned_through_sequence'), 0))",
-        [],
-        |r| r.get(0),
-    )
+    )?
+    .query_row([], |r| r.get(0))
 }
 
 /// A session's last `session_sequence` (0 for a new session). Pruning never lowers it: a
