@@ -226,7 +226,9 @@ impl SessionRows {
         }
     }
 
-    /// Writes every changed row to SQL; the rows stay held.
+    /// Writes every changed row to SQL; the rows stay held. After a failure some rows are
+    /// marked written and some not, so the caller must abandon the transaction and
+    /// [`SessionRows::clear`] them (the writer then runs the batch again without holding rows).
     pub fn flush(&mut self, conn: &Connection) -> Result<()> {
         for row in self.rows.values_mut().filter(|row| row.dirty) {
             row.record.store(conn, row.stored)?;

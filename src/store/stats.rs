@@ -14,6 +14,7 @@ pub struct WriterStats {
     events: AtomicU64,
     apply_micros: AtomicU64,
     commit_micros: AtomicU64,
+    reruns: AtomicU64,
     by_size: [AtomicU64; BUCKETS],
 }
 
@@ -28,6 +29,10 @@ pub struct StatsSnapshot {
     pub commit_micros: u64,
     /// `[{"events": "4-7", "commits": 12}, ...]`, buckets with no commits left out.
     pub batch_sizes: Vec<BatchBucket>,
+    /// Batches run a second time, writing each event's session row at once, because writing
+    /// the rows the writer held in memory failed.
+    #[serde(default)]
+    pub reruns: u64,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
@@ -51,6 +56,11 @@ impl WriterStats {
         }
     }
 
+    /// Records a batch run again row by row (see [`StatsSnapshot::reruns`]).
+    pub fn record_rerun(&self) {
+        self.reruns.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub fn snapshot(&self) -> StatsSnapshot {
         let batch_sizes = self
             .by_size
@@ -69,6 +79,7 @@ impl WriterStats {
             apply_micros: self.apply_micros.load(Ordering::Relaxed),
             commit_micros: self.commit_micros.load(Ordering::Relaxed),
             batch_sizes,
+            reruns: self.reruns.load(Ordering::Relaxed),
         }
     }
 }

@@ -1,8 +1,11 @@
 //! The writer: one thread owns the only write connection. It drains queued appends into a batch
 //! and commits the batch in one `BEGIN IMMEDIATE ... COMMIT` (one fsync for all of it: group
 //! commit). Each request runs under its own savepoint, so a request that fails (a conflicting
-//! id) is undone alone and the rest of the batch still commits. Callers are answered only after
-//! the commit, and the committed events are then published to the hub in sequence order.
+//! id) is undone alone and the rest of the batch still commits. The `sessions` rows a batch
+//! changes are held in memory and written once, before `COMMIT`; if writing them fails, the
+//! batch is rolled back and run again with each event's row written at once, so that still
+//! only the request at fault is refused. Callers are answered only after the commit, and the
+//! committed events are then published to the hub in sequence order.
 
 use super::read;
 use super::retention::{self, Retention};
@@ -238,8 +241,14 @@ struct WriterThread {
     head: i64,
     /// Last `session_sequence` given per session within the current batch.
     session_heads: HashMap<String, i64>,
-    /// The `sessions` rows the current batch changed, written just before `COMMIT`.
+    /// The `sessions` rows the current batch changed, written just before `COMMIT` (and
+    /// before a coordination command, which reads them through SQL).
     session_rows: RefCell<SessionRows>,
+    /// Whether this run of the batch holds the session rows in `session_rows` (it does unless
+    /// writing them failed and the batch is run again).
+    hold_sessions: bool,
+    /// Whether writing the held session rows failed in this run of the batch.
+    rows_failed: bool,
     retention: Retention,
     clock: time::Clock,
     rules: coordination::Rules,
@@ -247,6 +256,14 @@ struct WriterThread {
     pruning: Arc<Mutex<Pruning>>,
     shared_head: Arc<AtomicI64>,
     stats: Arc<WriterStats>,
+}
+
+/// Why a run of a batch failed.
+enum Failed {
+    /// Writing the session rows held in memory failed.
+    HeldRows(rusqlite::Error),
+    /// Anything else (the disk, the savepoint machinery).
+    Batch(rusqlite::Error),
 }
 
 /// A request waiting for its batch.
@@ -319,6 +336,8 @@ impl WriterThread {
             head,
             session_heads: HashMap::new(),
             session_rows: RefCell::default(),
+            hold_sessions: true,
+            rows_failed: false,
             retention: Retention::default(),
             clock,
             rules,
@@ -490,50 +509,32 @@ impl WriterThread {
     }
 
     fn commit_batch(&mut self, batch: Vec<Pending>) {
-        let head_before = self.head;
         let received_at = time::format(self.clock.now());
-        let mut outcomes = Vec::with_capacity(batch.len());
-        let mut committed: Vec<StoredEvent> = Vec::new();
         let started = Instant::now();
-        let mut applied = started;
-        let result = control(&self.conn, "BEGIN IMMEDIATE").and_then(|()| {
-            // Both counters start from the file: nothing outside this thread can make them lie.
-            self.head = read::head(&self.conn)?;
-            self.session_heads.clear();
-            self.session_rows.get_mut().clear();
-            for pending in &batch {
-                outcomes.push(match pending {
-                    Pending::Append { events, .. } => {
-                        Outcome::Append(self.apply_request(events, &received_at, &mut committed)?)
-                    }
-                    Pending::Decide { command, .. } => Outcome::Decide(self.apply_decision(
-                        command,
-                        &received_at,
-                        &mut committed,
-                    )?),
-                });
-            }
-            self.session_rows.get_mut().flush(&self.conn)?;
-            self.session_rows.get_mut().clear();
-            applied = Instant::now();
-            control(&self.conn, "COMMIT")
-        });
-        if let Err(e) = result {
-            tracing::error!(error = %e, "batch failed; nothing in it was stored");
-            if !self.conn.is_autocommit()
-                && let Err(e) = self.conn.execute_batch("ROLLBACK")
-            {
-                tracing::error!(error = %e, "rollback failed");
-            }
-            self.healthy.store(false, Ordering::Release);
-            self.head = head_before;
-            self.session_rows.get_mut().clear();
-            let error = AppendError::Storage(e.to_string());
-            for pending in batch {
-                pending.fail(error.clone());
-            }
-            return;
+        let mut attempt = self.run_batch(&batch, &received_at, true);
+        if let Err(Failed::HeldRows(e)) = &attempt {
+            // The rows are written outside any request's savepoint, so one request's bad row
+            // would fail the whole batch: run it again writing each event's row at once, so
+            // only the request at fault is refused.
+            tracing::warn!(
+                error = %e,
+                "writing the batch's session rows failed; running it again row by row"
+            );
+            self.stats.record_rerun();
+            attempt = self.run_batch(&batch, &received_at, false);
         }
+        let (outcomes, committed, applied) = match attempt {
+            Ok(ran) => ran,
+            Err(Failed::HeldRows(e) | Failed::Batch(e)) => {
+                tracing::error!(error = %e, "batch failed; nothing in it was stored");
+                self.healthy.store(false, Ordering::Release);
+                let error = AppendError::Storage(e.to_string());
+                for pending in batch {
+                    pending.fail(error.clone());
+                }
+                return;
+            }
+        };
         self.shared_head.store(self.head, Ordering::Release);
         self.healthy.store(true, Ordering::Release);
         self.stats
@@ -542,6 +543,70 @@ impl WriterThread {
         for (pending, outcome) in batch.into_iter().zip(outcomes) {
             pending.answer(outcome);
         }
+    }
+
+    /// Runs the batch in one transaction and commits it: each request's outcome, the events
+    /// stored, and when `COMMIT` began. With `hold`, the session rows the batch changes are
+    /// held in memory and written once, before `COMMIT` (and before a coordination command);
+    /// without, each event writes its row at once. On failure everything is rolled back.
+    fn run_batch(
+        &mut self,
+        batch: &[Pending],
+        received_at: &str,
+        hold: bool,
+    ) -> Result<(Vec<Outcome>, Vec<StoredEvent>, Instant), Failed> {
+        let head_before = self.head;
+        self.hold_sessions = hold;
+        self.rows_failed = false;
+        let mut outcomes = Vec::with_capacity(batch.len());
+        let mut committed: Vec<StoredEvent> = Vec::new();
+        let mut applied = Instant::now();
+        let result = control(&self.conn, "BEGIN IMMEDIATE").and_then(|()| {
+            // Both counters start from the file: nothing outside this thread can make them lie.
+            self.head = read::head(&self.conn)?;
+            self.session_heads.clear();
+            self.session_rows.get_mut().clear();
+            for pending in batch {
+                outcomes.push(match pending {
+                    Pending::Append { events, .. } => {
+                        Outcome::Append(self.apply_request(events, received_at, &mut committed)?)
+                    }
+                    Pending::Decide { command, .. } => Outcome::Decide(self.apply_decision(
+                        command,
+                        received_at,
+                        &mut committed,
+                    )?),
+                });
+            }
+            self.write_held_rows()?;
+            self.session_rows.get_mut().clear();
+            applied = Instant::now();
+            control(&self.conn, "COMMIT")
+        });
+        self.hold_sessions = true;
+        match result {
+            Ok(()) => Ok((outcomes, committed, applied)),
+            Err(e) => {
+                if !self.conn.is_autocommit()
+                    && let Err(e) = self.conn.execute_batch("ROLLBACK")
+                {
+                    tracing::error!(error = %e, "rollback failed");
+                }
+                self.head = head_before;
+                self.session_rows.get_mut().clear();
+                Err(match std::mem::take(&mut self.rows_failed) {
+                    true => Failed::HeldRows(e),
+                    false => Failed::Batch(e),
+                })
+            }
+        }
+    }
+
+    /// Writes the session rows held in memory, noting a failure as theirs.
+    fn write_held_rows(&mut self) -> rusqlite::Result<()> {
+        let written = self.session_rows.get_mut().flush(&self.conn);
+        self.rows_failed |= written.is_err();
+        written
     }
 
     /// Runs one request under a savepoint. An `Err` here means the savepoint machinery itself
@@ -617,7 +682,7 @@ impl WriterThread {
     ) -> rusqlite::Result<Result<Decided, AppendError>> {
         // A command reads `sessions` through SQL: it must see this batch's changes. Written
         // before the savepoint, so undoing the command does not undo them.
-        self.session_rows.get_mut().flush(&self.conn)?;
+        self.write_held_rows()?;
         control(&self.conn, "SAVEPOINT request")?;
         self.session_rows.get_mut().begin_request();
         let head_before = self.head;
@@ -705,7 +770,10 @@ impl WriterThread {
                 row.payload,
             ])?;
         self.head = row.sequence;
-        let tables = Live::holding(&self.conn, &self.session_rows);
+        let tables = match self.hold_sessions {
+            true => Live::holding(&self.conn, &self.session_rows),
+            false => Live::new(&self.conn),
+        };
         let effects = projection::apply_to(&tables, &row)?;
         let appended = Appended {
             id: row.event_id.clone(),
@@ -959,6 +1027,92 @@ mod tests {
             "the claim is refused: its session ended in the same batch, {:?}",
             decided.verdict
         );
+    }
+
+    #[test]
+    fn a_session_row_the_database_refuses_fails_only_its_own_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(&dir);
+        // Something (a constraint one day, a trigger here) refuses one session's row. The rows
+        // are written together before `COMMIT`, outside the requests' savepoints.
+        writer
+            .conn
+            .execute_batch(
+                "CREATE TRIGGER no_bad BEFORE INSERT ON sessions WHEN NEW.id = 'bad'
+                 BEGIN SELECT RAISE(ABORT, 'no bad sessions'); END",
+            )
+            .unwrap();
+        let outcomes = commit(
+            &mut writer,
+            vec![
+                vec![event("ok1", "s", "{}")],
+                vec![event("b1", "bad", "{}")],
+                vec![event("ok2", "u", "{}")],
+            ],
+        );
+        assert_eq!(positions(&outcomes[0]), [(1, Some(1))]);
+        assert!(
+            matches!(&outcomes[1], Err(AppendError::Storage(m)) if m.contains("no bad sessions")),
+            "{:?}",
+            outcomes[1]
+        );
+        assert_eq!(positions(&outcomes[2]), [(2, Some(1))]);
+        assert_eq!(writer.stats.snapshot().reruns, 1);
+        let sessions: Vec<String> = writer
+            .conn
+            .prepare("SELECT id FROM sessions ORDER BY id")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(sessions, ["s", "u"]);
+        assert!(writer.healthy.load(Ordering::Acquire));
+        // The next batch holds its rows again.
+        commit(&mut writer, vec![vec![event("ok3", "s", "{}")]]);
+        assert_eq!(writer.stats.snapshot().reruns, 1);
+    }
+
+    #[test]
+    fn rows_written_for_a_command_are_updated_after_it_in_the_same_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(&dir);
+        let (first, _a) = pending(vec![event("e1", "s", "{}")]);
+        let (reply, _decided) = oneshot::channel();
+        let claim = coordination::claims::Claim {
+            chat: "c".into(),
+            session_id: "s".into(),
+            ttl_seconds: 60,
+        };
+        let decide = Pending::Decide {
+            command: coordination::Command::Claim(claim),
+            reply,
+        };
+        let (second, _b) = pending(vec![event("e2", "s", "{}")]);
+        writer.commit_batch(vec![first, decide, second]);
+        // `s` was inserted before the command and must be updated (not inserted again) after.
+        assert_eq!(
+            writer.stats.snapshot().reruns,
+            0,
+            "no second run was needed"
+        );
+        let (count, last): (i64, i64) = writer
+            .conn
+            .query_row(
+                "SELECT event_count, last_sequence FROM sessions WHERE id = 's'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        let e2: i64 = writer
+            .conn
+            .query_row(
+                "SELECT sequence FROM events WHERE event_id = 'e2'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!((count, last), (2, e2));
     }
 
     #[test]
