@@ -1116,6 +1116,94 @@ mod tests {
     }
 
     #[test]
+    fn mixed_batches_leave_the_projections_a_rebuild_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(&dir);
+        let hook = |id: &str, session: &str, kind: &str, payload: serde_json::Value| NewEvent {
+            source: crate::ingest::hook::SOURCE.into(),
+            event_type: kind.into(),
+            ..event(id, session, &payload.to_string())
+        };
+        let claim = |session: &str| {
+            let (reply, answer) = oneshot::channel();
+            let claim = coordination::claims::Claim {
+                chat: format!("chat-{session}"),
+                session_id: session.into(),
+                ttl_seconds: 60,
+            };
+            let command = coordination::Command::Claim(claim);
+            (Pending::Decide { command, reply }, answer)
+        };
+        let tool = |call: &str| {
+            serde_json::json!({"tool_name": "Bash", "tool_use_id": call,
+            "tool_input": {"command": format!("make {call}")}})
+        };
+        let mut ended = event("n1", "s2", "{}");
+        ended.event_type = "ended".into();
+        ended.source = crate::ingest::normalized::SOURCE.into();
+        let (c1, _c1) = claim("s1");
+        let (c2, _c2) = claim("s2");
+        let batch = vec![
+            pending(vec![
+                hook(
+                    "p1",
+                    "s1",
+                    "UserPromptSubmit",
+                    serde_json::json!({"prompt": "go"}),
+                ),
+                hook("t1", "s1", "PreToolUse", tool("call1")),
+            ])
+            .0,
+            pending(vec![hook("t2", "s2", "PreToolUse", tool("call2"))]).0,
+            // Refused: a1 twice with different content; its s1 and s3 changes are undone.
+            pending(vec![
+                hook("a1", "s1", "PreToolUse", tool("call3")),
+                hook(
+                    "a3",
+                    "s3",
+                    "UserPromptSubmit",
+                    serde_json::json!({"prompt": "x"}),
+                ),
+                hook("a1", "s1", "PreToolUse", tool("call4")),
+            ])
+            .0,
+            c1,
+            pending(vec![hook("r1", "s1", "PostToolUse", tool("call1")), ended]).0,
+            c2,
+            pending(vec![hook("t3", "s2", "PreToolUse", tool("call5"))]).0,
+        ];
+        writer.commit_batch(batch);
+        commit(
+            &mut writer,
+            vec![
+                vec![hook("st1", "s1", "Stop", serde_json::json!({}))],
+                vec![
+                    hook(
+                        "x1",
+                        "s1",
+                        "UserPromptSubmit",
+                        serde_json::json!({"prompt": "y"}),
+                    ),
+                    event("p1", "s1", "{}"),
+                ],
+                vec![hook("t4", "s3", "PreToolUse", tool("call6"))],
+            ],
+        );
+        assert_eq!(writer.stats.snapshot().reruns, 0);
+        let live = projection::snapshot(&writer.conn).unwrap();
+        let sessions = live.iter().filter(|r| r.starts_with("sessions:")).count();
+        assert_eq!(
+            sessions, 3,
+            "s1, s2 and s3 (made by t4, not by the refused a3)"
+        );
+        writer.conn.execute_batch("BEGIN").unwrap();
+        projection::rebuild(&writer.conn).unwrap();
+        let rebuilt = projection::snapshot(&writer.conn).unwrap();
+        writer.conn.execute_batch("ROLLBACK").unwrap();
+        assert_eq!(live, rebuilt);
+    }
+
+    #[test]
     fn a_batch_the_disk_refuses_stores_nothing_and_the_next_continues_gapless() {
         let dir = tempfile::tempdir().unwrap();
         let mut writer = writer(&dir);
