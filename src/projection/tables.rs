@@ -238,6 +238,11 @@ impl SessionRows {
         Ok(())
     }
 
+    /// How many rows are held.
+    pub fn held(&self) -> usize {
+        self.rows.len()
+    }
+
     /// Lets go of every row (after a flush, or when the transaction that changed them is
     /// gone).
     pub fn clear(&mut self) {

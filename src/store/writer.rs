@@ -239,11 +239,16 @@ struct WriterThread {
     /// The last sequence assigned, including uncommitted ones in the open transaction. Read
     /// from the file at the start of every batch, so it can never drift from what is stored.
     head: i64,
-    /// Last `session_sequence` given per session within the current batch.
+    /// Last `session_sequence` given per session. Kept from one batch to the next while no
+    /// other connection has committed (see `data_version`); read from the file otherwise.
     session_heads: HashMap<String, i64>,
-    /// The `sessions` rows the current batch changed, written just before `COMMIT` (and
-    /// before a coordination command, which reads them through SQL).
+    /// The `sessions` rows the batches changed, held in memory: written just before each
+    /// `COMMIT` (and before a coordination command, which reads them through SQL), and kept
+    /// for the next batch on the same terms as `session_heads`.
     session_rows: RefCell<SessionRows>,
+    /// `PRAGMA data_version` when the last batch began, if it committed: the value changes
+    /// only when another connection commits, which would make the two caches above stale.
+    data_version: Option<i64>,
     /// Whether this run of the batch holds the session rows in `session_rows` (it does unless
     /// writing them failed and the batch is run again).
     hold_sessions: bool,
@@ -335,6 +340,7 @@ impl WriterThread {
             hub,
             head,
             session_heads: HashMap::new(),
+            data_version: None,
             session_rows: RefCell::default(),
             hold_sessions: true,
             rows_failed: false,
@@ -503,8 +509,7 @@ impl WriterThread {
                 let _ = self.conn.execute_batch("ROLLBACK");
             }
             self.head = read::head(&self.conn).unwrap_or(head_before);
-            self.session_heads.clear();
-            self.session_rows.get_mut().clear();
+            self.forget_sessions();
         }
     }
 
@@ -562,10 +567,19 @@ impl WriterThread {
         let mut committed: Vec<StoredEvent> = Vec::new();
         let mut applied = Instant::now();
         let result = control(&self.conn, "BEGIN IMMEDIATE").and_then(|()| {
-            // Both counters start from the file: nothing outside this thread can make them lie.
+            // The head comes from the file. The session counters and rows this thread holds
+            // are the file's too, unless another connection (a sqlite3 session, an import)
+            // has committed since this thread's last batch: then they are read again.
             self.head = read::head(&self.conn)?;
-            self.session_heads.clear();
-            self.session_rows.get_mut().clear();
+            let version = data_version(&self.conn)?;
+            if self.data_version != Some(version)
+                || self.session_heads.len() > MAX_HELD_SESSIONS
+                || self.session_rows.get_mut().held() > MAX_HELD_SESSIONS
+            {
+                self.session_heads.clear();
+                self.session_rows.get_mut().clear();
+            }
+            self.data_version = Some(version);
             for pending in batch {
                 outcomes.push(match pending {
                     Pending::Append { events, .. } => {
@@ -579,7 +593,6 @@ impl WriterThread {
                 });
             }
             self.write_held_rows()?;
-            self.session_rows.get_mut().clear();
             applied = Instant::now();
             control(&self.conn, "COMMIT")
         });
@@ -593,13 +606,21 @@ impl WriterThread {
                     tracing::error!(error = %e, "rollback failed");
                 }
                 self.head = head_before;
-                self.session_rows.get_mut().clear();
+                self.forget_sessions();
                 Err(match std::mem::take(&mut self.rows_failed) {
                     true => Failed::HeldRows(e),
                     false => Failed::Batch(e),
                 })
             }
         }
+    }
+
+    /// Lets go of the session counters and rows held (a batch was rolled back): the next batch
+    /// reads them from the file.
+    fn forget_sessions(&mut self) {
+        self.session_heads.clear();
+        self.session_rows.get_mut().clear();
+        self.data_version = None;
     }
 
     /// Writes the session rows held in memory, noting a failure as theirs.
@@ -806,6 +827,16 @@ impl WriterThread {
             .query_row([event_id], read::stored_event)
             .optional()
     }
+}
+
+/// Sessions whose counters and rows the writer keeps between batches, at most (about 600
+/// bytes each); past it, they are let go of and read again as needed.
+const MAX_HELD_SESSIONS: usize = 4_096;
+
+/// `PRAGMA data_version`: it changes when another connection commits to the database.
+fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("PRAGMA data_version")?
+        .query_row([], |r| r.get(0))
 }
 
 /// Runs a transaction-control statement, prepared once: the writer runs two per batch and two
@@ -1243,7 +1274,7 @@ mod tests {
     }
 
     #[test]
-    fn the_head_is_read_from_the_file_each_batch() {
+    fn another_connections_commit_makes_the_writer_read_the_file_again() {
         let dir = tempfile::tempdir().unwrap();
         let mut writer = writer(&dir);
         commit(&mut writer, vec![vec![event("mine", "s", "{}")]]);
@@ -1255,7 +1286,24 @@ mod tests {
                 [],
             )
             .unwrap();
+        // ... and edits a projection row by hand.
+        other
+            .execute("UPDATE sessions SET cwd = '/theirs' WHERE id = 's'", [])
+            .unwrap();
         let outcomes = commit(&mut writer, vec![vec![event("next", "s", "{}")]]);
         assert_eq!(positions(&outcomes[0]), [(3, Some(3))]);
+        // The writer's session counter and row were read again, not kept from its last batch.
+        let (cwd, count): (Option<String>, i64) = writer
+            .conn
+            .query_row(
+                "SELECT cwd, event_count FROM sessions WHERE id = 's'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((cwd.as_deref(), count), (Some("/theirs"), 2));
+        // With nobody else committing, the next batch keeps them (and still counts right).
+        let outcomes = commit(&mut writer, vec![vec![event("last", "s", "{}")]]);
+        assert_eq!(positions(&outcomes[0]), [(4, Some(4))]);
     }
 }
