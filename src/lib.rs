@@ -50,13 +50,13 @@ impl App {
         let (shutdown, stopping) = tokio::sync::watch::channel(false);
         let stream_slots = Arc::new(tokio::sync::Semaphore::new(config.security.max_streams));
         Ok(App {
-            state: http::AppState {
+            state: http::AppState::new(http::Shared {
                 store: Arc::new(store),
                 config: Arc::new(config),
                 started: Instant::now(),
                 shutdown: stopping,
                 stream_slots,
-            },
+            }),
             shutdown,
         })
     }

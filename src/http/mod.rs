@@ -39,9 +39,13 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
-/// Handles every handler needs. Cheap to clone.
+/// Handles every handler needs, behind one shared pointer: a request clones the state for
+/// each middleware and for its handler, and one reference count per clone costs less than
+/// one per field (the clones and drops showed in the request path's profile).
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+pub struct Shared {
     pub store: Arc<Store>,
     pub config: Arc<Config>,
     pub started: Instant,
@@ -49,6 +53,20 @@ pub struct AppState {
     pub shutdown: watch::Receiver<bool>,
     /// One permit per event stream that may be open (`Security::max_streams`).
     pub stream_slots: Arc<Semaphore>,
+}
+
+impl AppState {
+    pub fn new(shared: Shared) -> AppState {
+        AppState(Arc::new(shared))
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
 }
 
 /// One route: a method, a path template and its handler. Built only through [`at`], so the
