@@ -71,9 +71,9 @@ impl<'c> Live<'c> {
         }
     }
 
-    /// The SQL tables, but the session rows are changed in `sessions` (the writer's, for one
-    /// batch), which the caller writes with [`SessionRows::flush`] before anything reads
-    /// `sessions` through SQL.
+    /// The SQL tables, but the session rows are changed in `sessions` (the writer's), which
+    /// the caller writes with [`SessionRows::flush`] before anything reads `sessions` through
+    /// SQL.
     pub fn holding(conn: &'c Connection, sessions: &'c RefCell<SessionRows>) -> Live<'c> {
         Live {
             conn,
@@ -148,9 +148,10 @@ fn save_effects(conn: &Connection, event_id: &str, effects: &Effects) -> Result<
 }
 
 /// Session rows held in memory while events change them, and written by
-/// [`SessionRows::flush`]. The writer holds one batch's rows here (a batch of 2,000 events
-/// over 50 sessions would otherwise read and rewrite each row 40 times) and can undo one
-/// request's changes when that request's savepoint is rolled back; a rebuild holds them
+/// [`SessionRows::flush`]. The writer holds the rows its batches change here, written once
+/// per batch (a batch of 2,000 events over 50 sessions would otherwise read and rewrite each
+/// row 40 times) and kept between batches while no other connection commits; it can undo one
+/// request's changes when that request's savepoint is rolled back. A rebuild holds them
 /// between its flushes.
 #[derive(Default)]
 pub struct SessionRows {

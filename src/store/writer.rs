@@ -247,7 +247,9 @@ struct WriterThread {
     /// for the next batch on the same terms as `session_heads`.
     session_rows: RefCell<SessionRows>,
     /// `PRAGMA data_version` when the last batch began, if it committed: the value changes
-    /// only when another connection commits, which would make the two caches above stale.
+    /// (at least) whenever another connection commits, which would make the two caches above
+    /// stale. This connection's own work outside a batch must not change `sessions` or the
+    /// events' session numbering without calling `forget_sessions` (a prune step calls it).
     data_version: Option<i64>,
     /// Whether this run of the batch holds the session rows in `session_rows` (it does unless
     /// writing them failed and the batch is run again).
@@ -425,6 +427,10 @@ impl WriterThread {
             // failure (otherwise the state would flip back to `ok` after every batch).
             Ok(Ok(0)) => return,
             Ok(Ok(pruned)) => {
+                // A prune step leaves the live `sessions` rows and every session's numbering
+                // as they were; forgetting them anyway (at most once per 1,000 pruned events or
+                // per second) keeps the caches from depending on that.
+                self.forget_sessions();
                 tracing::debug!(pruned, "pruned the oldest events");
                 let recovered = {
                     let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
@@ -807,8 +813,9 @@ impl WriterThread {
         Ok(appended)
     }
 
-    /// The next `session_sequence` of a session: from the file once per batch, then counted
-    /// here (a batch of 2,000 events over 50 sessions asks the index 50 times, not 2,000).
+    /// The next `session_sequence` of a session: from the file the first time (and again after
+    /// another connection commits), then counted here (a batch of 2,000 events over 50
+    /// sessions asks the index 50 times, not 2,000).
     fn next_session_sequence(&mut self, session: &str) -> rusqlite::Result<i64> {
         let next = match self.session_heads.get(session) {
             Some(last) => last + 1,
@@ -833,7 +840,8 @@ impl WriterThread {
 /// bytes each); past it, they are let go of and read again as needed.
 const MAX_HELD_SESSIONS: usize = 4_096;
 
-/// `PRAGMA data_version`: it changes when another connection commits to the database.
+/// `PRAGMA data_version`: it changes (at least) whenever another connection commits to the
+/// database; never for this connection's own commits.
 fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.prepare_cached("PRAGMA data_version")?
         .query_row([], |r| r.get(0))
@@ -1303,7 +1311,10 @@ mod tests {
             .unwrap();
         assert_eq!((cwd.as_deref(), count), (Some("/theirs"), 2));
         // With nobody else committing, the next batch keeps them (and still counts right).
+        assert_eq!(writer.session_heads.get("s"), Some(&3));
+        assert_eq!(writer.session_rows.get_mut().held(), 1);
         let outcomes = commit(&mut writer, vec![vec![event("last", "s", "{}")]]);
         assert_eq!(positions(&outcomes[0]), [(4, Some(4))]);
+        assert_eq!(writer.session_heads.get("s"), Some(&4));
     }
 }
