@@ -123,6 +123,8 @@ fn append(path: &Path, events: usize, ids: Ids) -> anyhow::Result<f64> {
                                      source, event_time, received_at, payload)
                  VALUES (?1, ?2, ?3, ?4, 'PreToolUse', 'bench', ?5, ?5, ?6)",
             )?;
+            // One time per transaction, as hooklog's writer stamps `received_at` per batch.
+            let now = crate::event::time::format(chrono::Utc::now());
             for i in first..(first + BATCH).min(events) {
                 let session = i % SESSIONS;
                 next_in_session[session] += 1;
@@ -130,13 +132,12 @@ fn append(path: &Path, events: usize, ids: Ids) -> anyhow::Result<f64> {
                     Ids::TimeOrdered => uuid::Uuid::now_v7(),
                     Ids::Random => uuid::Uuid::new_v4(),
                 };
-                let now = crate::event::time::format(chrono::Utc::now());
                 insert.execute(params![
                     i as i64 + 1,
                     id.to_string(),
                     format!("bench-session-{session}"),
                     next_in_session[session],
-                    now,
+                    &now,
                     payloads[session],
                 ])?;
             }
