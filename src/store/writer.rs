@@ -582,8 +582,7 @@ impl WriterThread {
                 || self.session_heads.len() > MAX_HELD_SESSIONS
                 || self.session_rows.get_mut().held() > MAX_HELD_SESSIONS
             {
-                self.session_heads.clear();
-                self.session_rows.get_mut().clear();
+                self.forget_sessions();
             }
             self.data_version = Some(version);
             for pending in batch {
@@ -949,6 +948,29 @@ mod tests {
 
     type Answer = oneshot::Receiver<Result<Vec<Appended>, AppendError>>;
 
+    type DecideAnswer = oneshot::Receiver<Result<Decided, AppendError>>;
+
+    /// A claim of chat `chat` by `session`, as a queued command.
+    fn claim(chat: &str, session: &str) -> (Pending, DecideAnswer) {
+        let (reply, answer) = oneshot::channel();
+        let claim = coordination::claims::Claim {
+            chat: chat.into(),
+            session_id: session.into(),
+            ttl_seconds: 60,
+        };
+        let command = coordination::Command::Claim(claim);
+        (Pending::Decide { command, reply }, answer)
+    }
+
+    /// A normalized `ended` event: it ends its session.
+    fn ended(id: &str, session: &str) -> NewEvent {
+        NewEvent {
+            event_type: "ended".into(),
+            source: crate::ingest::normalized::SOURCE.into(),
+            ..event(id, session, "{}")
+        }
+    }
+
     fn pending(events: Vec<NewEvent>) -> (Pending, Answer) {
         let (reply, answer) = oneshot::channel();
         (Pending::Append { events, reply }, answer)
@@ -1039,20 +1061,8 @@ mod tests {
     fn a_command_sees_the_session_rows_changed_earlier_in_its_batch() {
         let dir = tempfile::tempdir().unwrap();
         let mut writer = writer(&dir);
-        let mut ended = event("e1", "s", "{}");
-        ended.event_type = "ended".into();
-        ended.source = crate::ingest::normalized::SOURCE.into();
-        let (append, _appended) = pending(vec![ended]);
-        let (reply, mut decided) = oneshot::channel();
-        let claim = coordination::claims::Claim {
-            chat: "c".into(),
-            session_id: "s".into(),
-            ttl_seconds: 60,
-        };
-        let decide = Pending::Decide {
-            command: coordination::Command::Claim(claim),
-            reply,
-        };
+        let (append, _appended) = pending(vec![ended("e1", "s")]);
+        let (decide, mut decided) = claim("c", "s");
         writer.commit_batch(vec![append, decide]);
         let decided = decided.try_recv().unwrap().unwrap();
         assert!(
@@ -1117,16 +1127,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut writer = writer(&dir);
         let (first, _a) = pending(vec![event("e1", "s", "{}")]);
-        let (reply, _decided) = oneshot::channel();
-        let claim = coordination::claims::Claim {
-            chat: "c".into(),
-            session_id: "s".into(),
-            ttl_seconds: 60,
-        };
-        let decide = Pending::Decide {
-            command: coordination::Command::Claim(claim),
-            reply,
-        };
+        let (decide, _decided) = claim("c", "s");
         let (second, _b) = pending(vec![event("e2", "s", "{}")]);
         writer.commit_batch(vec![first, decide, second]);
         // `s` was inserted before the command and must be updated (not inserted again) after.
@@ -1163,25 +1164,12 @@ mod tests {
             event_type: kind.into(),
             ..event(id, session, &payload.to_string())
         };
-        let claim = |session: &str| {
-            let (reply, answer) = oneshot::channel();
-            let claim = coordination::claims::Claim {
-                chat: format!("chat-{session}"),
-                session_id: session.into(),
-                ttl_seconds: 60,
-            };
-            let command = coordination::Command::Claim(claim);
-            (Pending::Decide { command, reply }, answer)
-        };
         let tool = |call: &str| {
             serde_json::json!({"tool_name": "Bash", "tool_use_id": call,
             "tool_input": {"command": format!("make {call}")}})
         };
-        let mut ended = event("n1", "s2", "{}");
-        ended.event_type = "ended".into();
-        ended.source = crate::ingest::normalized::SOURCE.into();
-        let (c1, _c1) = claim("s1");
-        let (c2, _c2) = claim("s2");
+        let (c1, _c1) = claim("chat-s1", "s1");
+        let (c2, _c2) = claim("chat-s2", "s2");
         let batch = vec![
             pending(vec![
                 hook(
@@ -1207,7 +1195,11 @@ mod tests {
             ])
             .0,
             c1,
-            pending(vec![hook("r1", "s1", "PostToolUse", tool("call1")), ended]).0,
+            pending(vec![
+                hook("r1", "s1", "PostToolUse", tool("call1")),
+                ended("n1", "s2"),
+            ])
+            .0,
             c2,
             pending(vec![hook("t3", "s2", "PreToolUse", tool("call5"))]).0,
         ];
