@@ -184,7 +184,7 @@ fn fsync(path: &Path, count: usize) -> anyhow::Result<(Duration, Duration)> {
         times.push(started.elapsed());
     }
     times.sort();
-    let at = |p: f64| times[((times.len() as f64 * p) as usize).min(times.len() - 1)];
+    let at = |p: f64| super::quantile(&times, p).expect("at least one fsync timed");
     Ok((at(0.5), at(0.9)))
 }
 

@@ -186,8 +186,7 @@ impl Report {
     ) {
         let mut latencies = self.latencies.clone();
         latencies.sort();
-        let pct =
-            |p: f64| latencies[((latencies.len() as f64 * p) as usize).min(latencies.len() - 1)];
+        let pct = |p: f64| super::quantile(&latencies, p).expect("a latency per request");
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         println!(
             "\n{scenario:?}: {} events, {connections} connection(s), {batch} event(s)/request\n  \

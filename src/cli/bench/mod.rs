@@ -42,6 +42,13 @@ impl BenchCommand {
     }
 }
 
+/// The value at quantile `p` (0.5 for the median) of ascending `sorted`: the one at index
+/// `len * p`, the last for `p` near 1; `None` when there is none.
+pub(super) fn quantile<T: Copy>(sorted: &[T], p: f64) -> Option<T> {
+    let i = ((sorted.len() as f64 * p) as usize).min(sorted.len().checked_sub(1)?);
+    Some(sorted[i])
+}
+
 pub enum Server {
     External(String),
     Child {
@@ -141,4 +148,16 @@ pub fn cpu_seconds(stat_path: &str) -> Option<f64> {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
     Some(ticks / 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quantiles_pick_the_index_len_times_p() {
+        let sorted = [10, 20, 30, 40];
+        assert_eq!(super::quantile(&sorted, 0.5), Some(30));
+        assert_eq!(super::quantile(&sorted, 0.9), Some(40));
+        assert_eq!(super::quantile(&sorted, 0.0), Some(10));
+        assert_eq!(super::quantile::<u32>(&[], 0.5), None);
+    }
 }

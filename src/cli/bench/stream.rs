@@ -375,8 +375,7 @@ impl Percentiles {
     }
 
     fn at(&self, p: f64) -> f64 {
-        let i = ((self.0.len() as f64 * p) as usize).min(self.0.len().saturating_sub(1));
-        self.0.get(i).copied().unwrap_or_default()
+        super::quantile(&self.0, p).unwrap_or_default()
     }
 }
 
