@@ -53,22 +53,13 @@ async fn eight_clients_posting_concurrently_leave_a_gapless_log_in_ack_order() {
     }
     let (_, stats) = app.get("/stats").await;
     assert_eq!(stats["writer"]["events"], CLIENTS * EVENTS_PER_CLIENT);
-
-    // Thousands of small commits went through the WAL many times over: the checkpoint thread
-    // copied it back into the file and it started over, so it stayed near its bound.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while app.get("/stats").await.1["writer"]["checkpoints"].as_u64() < Some(1) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no checkpoint beside the writer"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    // Thousands of small commits went through the WAL many times over (about 30 pages each):
+    // nothing kept it from being checkpointed and started over (a read transaction left
+    // open in the server would), so it stayed near SQLite's 1,000-page checkpoint point.
     let wal = std::fs::metadata(app.db_path.with_extension("db-wal"))
         .unwrap()
         .len();
-    let bound = (hooklog::store::checkpoint::WRITER_PAGES as u64 + 1_000) * (4096 + 24);
-    assert!(wal < bound, "the WAL grew to {wal} bytes");
+    assert!(wal < 16 << 20, "the WAL grew to {wal} bytes");
 }
 
 /// Even clients post one event per request, odd clients NDJSON batches of 25.

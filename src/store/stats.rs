@@ -15,8 +15,6 @@ pub struct WriterStats {
     apply_micros: AtomicU64,
     commit_micros: AtomicU64,
     reruns: AtomicU64,
-    checkpoints: AtomicU64,
-    writer_checkpoints: AtomicU64,
     by_size: [AtomicU64; BUCKETS],
 }
 
@@ -27,7 +25,7 @@ pub struct StatsSnapshot {
     pub events: u64,
     /// Time spent inserting and projecting, inside transactions.
     pub apply_micros: u64,
-    /// Time spent in `COMMIT` (writing the WAL and its fsync; checkpoints run apart).
+    /// Time spent in `COMMIT` (the fsync, and any checkpoint it triggers).
     pub commit_micros: u64,
     /// `[{"events": "4-7", "commits": 12}, ...]`, buckets with no commits left out.
     pub batch_sizes: Vec<BatchBucket>,
@@ -35,13 +33,6 @@ pub struct StatsSnapshot {
     /// the rows the writer held in memory failed.
     #[serde(default)]
     pub reruns: u64,
-    /// WAL checkpoints run by the checkpoint thread, beside the writer.
-    #[serde(default)]
-    pub checkpoints: u64,
-    /// WAL checkpoints the writer ran itself because the WAL grew past its bound (the
-    /// checkpoint thread fell behind).
-    #[serde(default)]
-    pub writer_checkpoints: u64,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
@@ -70,15 +61,6 @@ impl WriterStats {
         self.reruns.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Records a WAL checkpoint, run by the writer itself or by the checkpoint thread.
-    pub fn record_checkpoint(&self, by_writer: bool) {
-        match by_writer {
-            true => &self.writer_checkpoints,
-            false => &self.checkpoints,
-        }
-        .fetch_add(1, Ordering::Relaxed);
-    }
-
     pub fn snapshot(&self) -> StatsSnapshot {
         let batch_sizes = self
             .by_size
@@ -98,8 +80,6 @@ impl WriterStats {
             commit_micros: self.commit_micros.load(Ordering::Relaxed),
             batch_sizes,
             reruns: self.reruns.load(Ordering::Relaxed),
-            checkpoints: self.checkpoints.load(Ordering::Relaxed),
-            writer_checkpoints: self.writer_checkpoints.load(Ordering::Relaxed),
         }
     }
 }

@@ -7,7 +7,6 @@
 //! only the request at fault is refused. Callers are answered only after the commit, and the
 //! committed events are then published to the hub in sequence order.
 
-use super::checkpoint::{self, Checkpointer};
 use super::read;
 use super::retention::{self, Retention};
 use super::stats::WriterStats;
@@ -258,8 +257,6 @@ struct WriterThread {
     /// Whether writing the held session rows failed in this run of the batch.
     rows_failed: bool,
     retention: Retention,
-    /// Checkpoints the WAL beside this thread (taken away when the thread stops).
-    checkpointer: Option<Checkpointer>,
     clock: time::Clock,
     rules: coordination::Rules,
     healthy: Arc<AtomicBool>,
@@ -340,15 +337,6 @@ impl WriterThread {
         rules: coordination::Rules,
     ) -> rusqlite::Result<WriterThread> {
         let head = read::head(&conn)?;
-        let stats = Arc::new(WriterStats::default());
-        checkpoint::watch_wal(&conn);
-        // A WAL database is always a file (open_writer refuses anything else).
-        let path = conn
-            .path()
-            .filter(|p| !p.is_empty())
-            .ok_or_else(|| rusqlite::Error::InvalidPath("(no file)".into()))?;
-        let synchronous = conn.pragma_query_value(None, "synchronous", |r| r.get::<_, i64>(0))?;
-        let checkpointer = Checkpointer::start(path.as_ref(), synchronous, stats.clone())?;
         Ok(WriterThread {
             conn,
             hub,
@@ -359,7 +347,6 @@ impl WriterThread {
             hold_sessions: true,
             rows_failed: false,
             retention: Retention::default(),
-            checkpointer: Some(checkpointer),
             clock,
             rules,
             healthy: Arc::new(AtomicBool::new(true)),
@@ -368,7 +355,7 @@ impl WriterThread {
                 ..Pruning::default()
             })),
             shared_head: Arc::new(AtomicI64::new(head)),
-            stats,
+            stats: Arc::new(WriterStats::default()),
         })
     }
 
@@ -418,8 +405,6 @@ impl WriterThread {
                 self.prune(min_step);
             }
         }
-        // Stop checkpointing beside the writer before folding the WAL into the file.
-        self.checkpointer.take();
         self.fold_wal();
         tracing::debug!(head = self.head, "writer stopped");
     }
@@ -446,7 +431,6 @@ impl WriterThread {
                 // as they were; forgetting them anyway (at most once per 1,000 pruned events or
                 // per second) keeps the caches from depending on that.
                 self.forget_sessions();
-                self.tend_wal();
                 tracing::debug!(pruned, "pruned the oldest events");
                 let recovered = {
                     let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
@@ -569,14 +553,6 @@ impl WriterThread {
         self.hub.publish(committed);
         for (pending, outcome) in batch.into_iter().zip(outcomes) {
             pending.answer(outcome);
-        }
-        self.tend_wal();
-    }
-
-    /// Keeps the WAL short after a commit (see `checkpoint`).
-    fn tend_wal(&mut self) {
-        if let Some(checkpointer) = &self.checkpointer {
-            checkpointer.after_commit(&self.conn);
         }
     }
 

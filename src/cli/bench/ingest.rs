@@ -207,11 +207,6 @@ impl Report {
             (after.apply_micros - before.apply_micros) as f64 / 1e6,
             (after.commit_micros - before.commit_micros) as f64 / 1e6,
         );
-        println!(
-            "  WAL checkpoints: {} beside the writer, {} by the writer itself",
-            after.checkpoints - before.checkpoints,
-            after.writer_checkpoints - before.writer_checkpoints,
-        );
         let earlier: BTreeMap<&str, u64> = before
             .batch_sizes
             .iter()
