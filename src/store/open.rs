@@ -92,4 +92,25 @@ mod tests {
             "readers cannot write"
         );
     }
+
+    #[test]
+    fn sqlite_is_built_with_the_options_in_cargo_config() {
+        // .cargo/config.toml passes them to libsqlite3-sys (docs/architecture.md).
+        let conn = Connection::open_in_memory().unwrap();
+        let options: Vec<String> = conn
+            .prepare("PRAGMA compile_options")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(
+            options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+            "{options:?}"
+        );
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "{options:?}"
+        );
+    }
 }
