@@ -752,6 +752,8 @@ impl WriterThread {
         received_at: &str,
         stored: &mut Vec<StoredEvent>,
     ) -> Result<Appended, RequestError> {
+        #[cfg(test)]
+        tests::panic_if_asked(&event.event_id);
         let existing = match event.generated_id {
             true => None,
             false => self.find(&event.event_id)?,
@@ -1308,5 +1310,67 @@ mod tests {
         let outcomes = commit(&mut writer, vec![vec![event("last", "s", "{}")]]);
         assert_eq!(positions(&outcomes[0]), [(4, Some(4))]);
         assert_eq!(writer.session_heads.get("s"), Some(&4));
+    }
+
+    thread_local! {
+        /// An event id whose append panics, as a bug would (this thread's writer only).
+        static PANIC_ON: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+
+    pub(super) fn panic_if_asked(event_id: &str) {
+        if PANIC_ON.with_borrow(|id| id.as_deref() == Some(event_id)) {
+            panic!("injected panic at {event_id}");
+        }
+    }
+
+    #[test]
+    fn a_batch_that_panics_is_refused_whole_and_the_next_numbers_from_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(&dir);
+        commit(&mut writer, vec![vec![event("first", "s", "{}")]]);
+        PANIC_ON.set(Some("boom".into()));
+        let (batch, answers): (Vec<_>, Vec<_>) =
+            [vec![event("a", "s", "{}")], vec![event("boom", "t", "{}")]]
+                .into_iter()
+                .map(pending)
+                .unzip();
+        writer.commit_batch_or_survive(batch);
+        PANIC_ON.set(None);
+        for mut answer in answers {
+            assert!(
+                answer.try_recv().is_err(),
+                "no request of the batch is answered as stored"
+            );
+        }
+        assert_eq!(writer.head, 1);
+        // The session counter and row the panicked batch changed in memory are not kept.
+        let outcomes = commit(&mut writer, vec![vec![event("again", "s", "{}")]]);
+        assert_eq!(positions(&outcomes[0]), [(2, Some(2))]);
+        let (events, count): (i64, i64) = writer
+            .conn
+            .query_row(
+                "SELECT (SELECT COUNT(*) FROM events), event_count FROM sessions WHERE id = 's'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((events, count), (2, 2));
+    }
+
+    #[test]
+    fn past_the_cap_the_session_caches_are_read_from_the_file_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(&dir);
+        let many = (0..=MAX_HELD_SESSIONS)
+            .map(|i| event(&format!("e{i}"), &format!("s{i}"), "{}"))
+            .collect();
+        commit(&mut writer, vec![many]);
+        assert_eq!(writer.session_heads.len(), MAX_HELD_SESSIONS + 1);
+        let outcomes = commit(&mut writer, vec![vec![event("next", "s0", "{}")]]);
+        let head = MAX_HELD_SESSIONS as i64 + 2;
+        assert_eq!(positions(&outcomes[0]), [(head, Some(2))]);
+        // The next batch began by letting go of them: only what it touched is held now.
+        assert_eq!(writer.session_heads.len(), 1);
+        assert_eq!(writer.session_rows.get_mut().held(), 1);
     }
 }
