@@ -1337,9 +1337,10 @@ mod tests {
         writer.commit_batch_or_survive(batch);
         PANIC_ON.set(None);
         for mut answer in answers {
-            assert!(
-                answer.try_recv().is_err(),
-                "no request of the batch is answered as stored"
+            // Dropped unanswered: its HTTP handler answers 503.
+            assert_eq!(
+                answer.try_recv().err(),
+                Some(oneshot::error::TryRecvError::Closed)
             );
         }
         assert_eq!(writer.head, 1);
@@ -1371,6 +1372,20 @@ mod tests {
         assert_eq!(positions(&outcomes[0]), [(head, Some(2))]);
         // The next batch began by letting go of them: only what it touched is held now.
         assert_eq!(writer.session_heads.len(), 1);
+        assert_eq!(writer.session_rows.get_mut().held(), 1);
+
+        // The rows alone past the cap: a refused request lets go of the counters but keeps
+        // the rows the requests before it changed.
+        let many = (0..=MAX_HELD_SESSIONS)
+            .map(|i| event(&format!("f{i}"), &format!("s{i}"), "{}"))
+            .collect();
+        let conflict = vec![event("next", "s0", r#"{"other":true}"#)];
+        let outcomes = commit(&mut writer, vec![many, conflict]);
+        assert!(matches!(outcomes[1], Err(AppendError::Conflict { .. })));
+        assert!(writer.session_heads.is_empty());
+        assert_eq!(writer.session_rows.get_mut().held(), MAX_HELD_SESSIONS + 1);
+        let outcomes = commit(&mut writer, vec![vec![event("last", "s1", "{}")]]);
+        assert_eq!(positions(&outcomes[0]), [(2 * head, Some(3))]);
         assert_eq!(writer.session_rows.get_mut().held(), 1);
     }
 }
