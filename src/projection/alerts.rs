@@ -2,6 +2,7 @@
 //! catalogue does not know (it is stored all the same); other projections raise their own
 //! kinds through [`raise`] (`missing_hero`, `lineage_degraded`).
 
+use super::sql;
 use crate::event::{StoredEvent, catalogue};
 use rusqlite::{Connection, params};
 use serde_json::json;
@@ -23,7 +24,8 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<()> {
 /// `alert_acknowledged`: marks the alert it names acknowledged, at the event's time. An alert
 /// already acknowledged keeps its first acknowledgement.
 pub fn acknowledge(conn: &Connection, event: &StoredEvent, alert_id: i64) -> rusqlite::Result<()> {
-    conn.prepare_cached(
+    sql::prepare(
+        conn,
         "UPDATE alerts SET acknowledged_at = ?2 WHERE id = ?1 AND acknowledged_at IS NULL",
     )?
     .execute(params![alert_id, event.received_at])?;
@@ -33,9 +35,12 @@ pub fn acknowledge(conn: &Connection, event: &StoredEvent, alert_id: i64) -> rus
 /// One alert by id.
 pub fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<Alert>> {
     use rusqlite::OptionalExtension;
-    conn.prepare_cached(&format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1"))?
-        .query_row([id], alert_row)
-        .optional()
+    sql::prepare(
+        conn,
+        &format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1"),
+    )?
+    .query_row([id], alert_row)
+    .optional()
 }
 
 /// Records an alert raised by `event`. Its time is the event's `received_at`.
@@ -46,7 +51,8 @@ pub fn raise(
     message: &str,
     details: &serde_json::Value,
 ) -> rusqlite::Result<()> {
-    conn.prepare_cached(
+    sql::prepare(
+        conn,
         "INSERT INTO alerts (kind, event_sequence, event_id, session_id, message, details, raised_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
@@ -104,11 +110,14 @@ pub fn list(
     after_id: i64,
     limit: u32,
 ) -> rusqlite::Result<Vec<Alert>> {
-    conn.prepare_cached(&format!(
-        "SELECT {ALERT_COLUMNS} FROM alerts
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {ALERT_COLUMNS} FROM alerts
          WHERE (?1 IS NULL OR kind = ?1) AND (NOT ?2 OR acknowledged_at IS NULL) AND id > ?3
          ORDER BY id LIMIT ?4"
-    ))?
+        ),
+    )?
     .query_map(params![kind, unacknowledged, after_id, limit], alert_row)?
     .collect()
 }

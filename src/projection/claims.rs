@@ -3,6 +3,7 @@
 //! Whether a held claim is still active (not expired, its session not ended) is computed when
 //! read.
 
+use super::sql;
 use super::view::View;
 use crate::event::{StoredEvent, time};
 use chrono::{DateTime, Utc};
@@ -62,10 +63,13 @@ fn row(now: DateTime<Utc>) -> impl Fn(&Row<'_>) -> rusqlite::Result<Claim> {
 }
 
 pub fn get(conn: &Connection, chat: &str, now: DateTime<Utc>) -> rusqlite::Result<Option<Claim>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM claims c LEFT JOIN sessions s ON s.id = c.session_id
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM claims c LEFT JOIN sessions s ON s.id = c.session_id
          WHERE c.chat = ?1"
-    ))?
+        ),
+    )?
     .query_row([chat], row(now))
     .optional()
 }
@@ -77,13 +81,15 @@ pub fn list(
     now: DateTime<Utc>,
     limit: u32,
 ) -> rusqlite::Result<Vec<Claim>> {
-    let claims: Vec<Claim> = conn
-        .prepare_cached(&format!(
+    let claims: Vec<Claim> = sql::prepare(
+        conn,
+        &format!(
             "SELECT {COLUMNS} FROM claims c LEFT JOIN sessions s ON s.id = c.session_id
              WHERE (?1 OR c.state = 'held') ORDER BY c.chat"
-        ))?
-        .query_map(params![all], row(now))?
-        .collect::<rusqlite::Result<_>>()?;
+        ),
+    )?
+    .query_map(params![all], row(now))?
+    .collect::<rusqlite::Result<_>>()?;
     Ok(claims
         .into_iter()
         .filter(|c| all || c.active)
@@ -98,7 +104,8 @@ pub fn actions(
     after: i64,
     limit: u32,
 ) -> rusqlite::Result<Vec<i64>> {
-    conn.prepare_cached(
+    sql::prepare(
+        conn,
         "SELECT sequence FROM claim_actions WHERE chat = ?1 AND sequence > ?2
          ORDER BY sequence LIMIT ?3",
     )?
@@ -115,7 +122,8 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
     let at = &event.received_at;
     match event.event_type.as_str() {
         "claim_granted" => {
-            conn.prepare_cached(
+            sql::prepare(
+                conn,
                 "INSERT OR REPLACE INTO claims (chat, generation, session_id, state, ttl_seconds,
                      granted_at, renewed_at, expires_at, released_at, outcome, last_event_id)
                  VALUES (?1, ?2, ?3, 'held', ?4, ?5, NULL, ?6, NULL, NULL, ?7)",
@@ -131,7 +139,8 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
             ])?;
         }
         "claim_renewed" => {
-            conn.prepare_cached(
+            sql::prepare(
+                conn,
                 "UPDATE claims SET generation = ?2, ttl_seconds = ?3, renewed_at = ?4,
                      expires_at = ?5, last_event_id = ?6
                  WHERE chat = ?1 AND session_id = ?7",
@@ -147,7 +156,8 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
             ])?;
         }
         "claim_released" => {
-            conn.prepare_cached(
+            sql::prepare(
+                conn,
                 "UPDATE claims SET state = 'released', released_at = ?2, outcome = ?3,
                      last_event_id = ?4
                  WHERE chat = ?1 AND session_id = ?5 AND state = 'held'",
@@ -163,7 +173,8 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
         "claim_refused" => {}
         _ => return Ok(()),
     }
-    conn.prepare_cached(
+    sql::prepare(
+        conn,
         "INSERT INTO claim_actions (sequence, chat, type, session_id) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![event.sequence, chat, event.event_type, session])?;

@@ -2,6 +2,7 @@
 //! A gap is `open` until closed; a refused catch-up stays `refused` until someone resumes it.
 
 use super::alerts;
+use super::sql;
 use super::view::View;
 use crate::event::StoredEvent;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -65,7 +66,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Gap> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Gap>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM gaps WHERE id = ?1"))?
+    sql::prepare(conn, &format!("SELECT {COLUMNS} FROM gaps WHERE id = ?1"))?
         .query_row([id], row)
         .optional()
 }
@@ -76,10 +77,13 @@ pub fn unresolved(
     platform: &str,
     account: &str,
 ) -> rusqlite::Result<Option<Gap>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM gaps WHERE platform = ?1 AND account = ?2 AND status <> 'closed'
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM gaps WHERE platform = ?1 AND account = ?2 AND status <> 'closed'
          ORDER BY opened_sequence DESC LIMIT 1"
-    ))?
+        ),
+    )?
     .query_row([platform, account], row)
     .optional()
 }
@@ -93,12 +97,15 @@ pub struct GapFilter {
 
 /// Gaps, newest first.
 pub fn list(conn: &Connection, filter: &GapFilter, limit: u32) -> rusqlite::Result<Vec<Gap>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM gaps
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM gaps
          WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR platform = ?2)
            AND (?3 IS NULL OR account = ?3)
          ORDER BY opened_sequence DESC LIMIT ?4"
-    ))?
+        ),
+    )?
     .query_map(
         params![filter.status, filter.platform, filter.account, limit],
         row,
@@ -110,7 +117,7 @@ pub fn list(conn: &Connection, filter: &GapFilter, limit: u32) -> rusqlite::Resu
 pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::Result<()> {
     let at = &event.received_at;
     if event.event_type == "gap_opened" {
-        conn.prepare_cached(&format!(
+        sql::prepare(conn, &format!(
             "INSERT OR REPLACE INTO gaps ({COLUMNS}, opened_sequence)
              VALUES (?1, ?2, ?3, 'open', ?4, ?5, NULL, NULL, NULL, '[]', ?6, NULL, NULL, NULL, ?7, ?8)"
         ))?
@@ -171,7 +178,8 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
         }
         _ => return Ok(()),
     }
-    conn.prepare_cached(
+    sql::prepare(
+        conn,
         "UPDATE gaps SET status = ?2, to_position = ?3, refused_detail = ?4, resumed_by = ?5,
              detail = ?6, closed_at = ?7, refused_at = ?8, resumed_at = ?9
          WHERE id = ?1",

@@ -2,6 +2,7 @@
 //! UUIDv5 of its session id, so the same session gets the same hero in every database and
 //! after every rebuild, whichever of its events arrives first.
 
+use super::sql;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 use uuid::Uuid;
@@ -59,7 +60,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Hero>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM heroes WHERE id = ?1"))?
+    sql::prepare(conn, &format!("SELECT {COLUMNS} FROM heroes WHERE id = ?1"))?
         .query_row([id], row)
         .optional()
 }
@@ -70,23 +71,29 @@ pub fn by_session(conn: &Connection, session_id: &str) -> rusqlite::Result<Optio
 
 /// Heroes by most recent activity, optionally in one state.
 pub fn list(conn: &Connection, state: Option<&str>, limit: u32) -> rusqlite::Result<Vec<Hero>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM heroes WHERE (?1 IS NULL OR state = ?1)
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM heroes WHERE (?1 IS NULL OR state = ?1)
          ORDER BY last_sequence DESC LIMIT ?2"
-    ))?
+        ),
+    )?
     .query_map(params![state, limit], row)?
     .collect()
 }
 
 /// Writes the hero as it now is.
 pub fn save(conn: &Connection, hero: &Hero) -> rusqlite::Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT INTO heroes ({COLUMNS})
+    sql::prepare(
+        conn,
+        &format!(
+            "INSERT INTO heroes ({COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
          ON CONFLICT (id) DO UPDATE SET cli = ?3, cwd = ?4, tty = ?5, model = ?6,
              faction = ?7, state = ?8, active_mission_id = ?9, mission_count = ?10,
              updated_at = ?13, last_sequence = ?14"
-    ))?
+        ),
+    )?
     .execute(params![
         hero.id,
         hero.session_id,

@@ -3,6 +3,7 @@
 //! of each subagent it spawns (kind `subagent`, a child of the prompt mission). A mission's id
 //! is `mission-` and the id of the event that opened it.
 
+use super::sql;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
@@ -60,9 +61,12 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Mission> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Mission>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM missions WHERE id = ?1"))?
-        .query_row([id], row)
-        .optional()
+    sql::prepare(
+        conn,
+        &format!("SELECT {COLUMNS} FROM missions WHERE id = ?1"),
+    )?
+    .query_row([id], row)
+    .optional()
 }
 
 /// The latest active subagent mission of a session for a subagent id.
@@ -71,21 +75,27 @@ pub fn active_subagent(
     session_id: &str,
     subagent_id: &str,
 ) -> rusqlite::Result<Option<Mission>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM missions
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM missions
          WHERE session_id = ?1 AND subagent_id = ?2 AND state = 'active'
          ORDER BY opened_sequence DESC LIMIT 1"
-    ))?
+        ),
+    )?
     .query_row([session_id, subagent_id], row)
     .optional()
 }
 
 /// Every active mission of a session.
 pub fn active_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Mission>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM missions WHERE session_id = ?1 AND state = 'active'
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM missions WHERE session_id = ?1 AND state = 'active'
          ORDER BY opened_sequence"
-    ))?
+        ),
+    )?
     .query_map([session_id], row)?
     .collect()
 }
@@ -98,7 +108,8 @@ pub fn close_children(
     event_id: &str,
     at: &str,
 ) -> rusqlite::Result<()> {
-    conn.prepare_cached(
+    sql::prepare(
+        conn,
         "UPDATE missions SET state = ?2, closed_event_id = ?3, completed_at = ?4
          WHERE parent_mission_id = ?1 AND state = 'active'",
     )?
@@ -121,12 +132,15 @@ pub fn list(
     filter: &MissionFilter,
     limit: u32,
 ) -> rusqlite::Result<Vec<Mission>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM missions
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM missions
          WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR hero_id = ?2)
            AND (?3 IS NULL OR session_id = ?3) AND (?4 IS NULL OR parent_mission_id = ?4)
          ORDER BY opened_sequence DESC LIMIT ?5"
-    ))?
+        ),
+    )?
     .query_map(
         params![
             filter.state,
@@ -141,10 +155,13 @@ pub fn list(
 }
 
 pub fn save(conn: &Connection, m: &Mission) -> rusqlite::Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO missions ({COLUMNS})
+    sql::prepare(
+        conn,
+        &format!(
+            "INSERT OR REPLACE INTO missions ({COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
-    ))?
+        ),
+    )?
     .execute(params![
         m.id,
         m.hero_id,

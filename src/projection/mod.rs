@@ -15,6 +15,7 @@ pub mod hook;
 pub mod missions;
 pub mod owners;
 pub mod sessions;
+pub mod sql;
 pub mod tables;
 pub mod tool_uses;
 pub mod view;
@@ -168,16 +169,18 @@ pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effect
     if event.source != hook_ingest::SOURCE {
         return Ok(Effects::default());
     }
-    Ok(conn
-        .prepare_cached("SELECT hero_id, mission_id FROM hook_effects WHERE event_id = ?1")?
-        .query_row([&event.event_id], |r| {
-            Ok(Effects {
-                hero_id: r.get(0)?,
-                mission_id: r.get(1)?,
-            })
+    Ok(sql::prepare(
+        conn,
+        "SELECT hero_id, mission_id FROM hook_effects WHERE event_id = ?1",
+    )?
+    .query_row([&event.event_id], |r| {
+        Ok(Effects {
+            hero_id: r.get(0)?,
+            mission_id: r.get(1)?,
         })
-        .optional()?
-        .unwrap_or_default())
+    })
+    .optional()?
+    .unwrap_or_default())
 }
 
 /// Every projection table's rows as text (`table: v1 | v2 | ...`), in primary-key order: two
@@ -185,7 +188,7 @@ pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effect
 pub fn snapshot(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut out = Vec::new();
     for table in TABLES {
-        let mut statement = conn.prepare(&format!("SELECT * FROM {table} ORDER BY 1, 2"))?;
+        let mut statement = sql::prepare(conn, &format!("SELECT * FROM {table} ORDER BY 1, 2"))?;
         let columns = statement.column_count();
         let rows = statement.query_map([], |r| {
             let values = (0..columns)
@@ -248,7 +251,7 @@ impl Default for Replay {
 pub fn rebuild_with(conn: &Connection, how: Replay) -> rusqlite::Result<u64> {
     let events_per_flush = how.events_per_flush.max(1);
     for table in TABLES {
-        conn.execute(&format!("DELETE FROM {table}"), [])?;
+        sql::prepare(conn, &format!("DELETE FROM {table}"))?.execute([])?;
     }
     let after = crate::store::snapshot::restore(conn)?;
     let tables = Cached::new(conn);
@@ -292,7 +295,9 @@ fn reader_for(conn: &Connection, after: i64) -> rusqlite::Result<Option<Connecti
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
     };
-    let reader_extent = reader.execute_batch("BEGIN").and_then(|()| extent(&reader));
+    let reader_extent = sql::prepare(&reader, "BEGIN")
+        .and_then(|mut begin| begin.execute([]))
+        .and_then(|_| extent(&reader));
     Ok(match reader_extent {
         Ok(seen) if seen == extent(conn)? => Some(reader),
         _ => None,
@@ -300,7 +305,7 @@ fn reader_for(conn: &Connection, after: i64) -> rusqlite::Result<Option<Connecti
 }
 
 mod replay {
-    use super::{Parsed, read};
+    use super::{Parsed, read, sql};
     use crate::event::StoredEvent;
     use rusqlite::Connection;
     use std::sync::mpsc;
@@ -311,10 +316,13 @@ mod replay {
     type Apply<'a> = &'a mut dyn FnMut(&StoredEvent, &Parsed) -> rusqlite::Result<()>;
 
     fn query(conn: &Connection) -> rusqlite::Result<rusqlite::CachedStatement<'_>> {
-        conn.prepare_cached(&format!(
-            "SELECT {} FROM events WHERE sequence > ?1 ORDER BY sequence",
-            read::EVENT_COLUMNS
-        ))
+        sql::prepare(
+            conn,
+            &format!(
+                "SELECT {} FROM events WHERE sequence > ?1 ORDER BY sequence",
+                read::EVENT_COLUMNS
+            ),
+        )
     }
 
     pub fn inline(conn: &Connection, after: i64, apply: Apply) -> rusqlite::Result<()> {

@@ -4,6 +4,7 @@
 //! when read, against the reader's clock.
 
 use super::alerts;
+use super::sql;
 use super::view::View;
 use crate::event::{StoredEvent, time};
 use chrono::{DateTime, Utc};
@@ -103,18 +104,22 @@ fn row(r: &Row<'_>) -> rusqlite::Result<OwnerRow> {
 }
 
 pub fn get(conn: &Connection, platform: &str, account: &str) -> rusqlite::Result<Option<OwnerRow>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM watcher_owners WHERE platform = ?1 AND account = ?2"
-    ))?
+    sql::prepare(
+        conn,
+        &format!("SELECT {COLUMNS} FROM watcher_owners WHERE platform = ?1 AND account = ?2"),
+    )?
     .query_row([platform, account], row)
     .optional()
 }
 
 pub fn list(conn: &Connection, platform: Option<&str>) -> rusqlite::Result<Vec<OwnerRow>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM watcher_owners WHERE (?1 IS NULL OR platform = ?1)
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM watcher_owners WHERE (?1 IS NULL OR platform = ?1)
          ORDER BY platform, account"
-    ))?
+        ),
+    )?
     .query_map(params![platform], row)?
     .collect()
 }
@@ -129,10 +134,13 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
     let at = &event.received_at;
     match event.event_type.as_str() {
         "owner_acquired" => {
-            conn.prepare_cached(&format!(
-                "INSERT OR REPLACE INTO watcher_owners ({COLUMNS}, acquired_event_id)
+            sql::prepare(
+                conn,
+                &format!(
+                    "INSERT OR REPLACE INTO watcher_owners ({COLUMNS}, acquired_event_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?8, NULL, ?9)"
-            ))?
+                ),
+            )?
             .execute(params![
                 platform,
                 account,
@@ -146,14 +154,16 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
             ])?;
         }
         "owner_heartbeat" => {
-            conn.prepare_cached(
+            sql::prepare(
+                conn,
                 "UPDATE watcher_owners SET last_heartbeat_at = ?4, attached = COALESCE(?5, attached)
                  WHERE platform = ?1 AND account = ?2 AND generation = ?3",
             )?
             .execute(params![platform, account, generation, at, view.int("attached")])?;
         }
         "owner_released" => {
-            conn.prepare_cached(
+            sql::prepare(
+                conn,
                 "UPDATE watcher_owners SET released_at = ?4
                  WHERE platform = ?1 AND account = ?2 AND generation = ?3",
             )?

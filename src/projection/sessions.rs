@@ -2,6 +2,7 @@
 //! events said about it (where it runs, its transcript, its model), its state, and its extent
 //! in the log. Every event of a session updates its row in one upsert.
 
+use super::sql;
 use crate::event::StoredEvent;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
@@ -235,9 +236,10 @@ impl Record {
     }
 
     pub fn load(conn: &Connection, id: &str) -> rusqlite::Result<Option<Record>> {
-        conn.prepare_cached(&format!(
-            "SELECT {RECORD_COLUMNS} FROM sessions s WHERE s.id = ?1"
-        ))?
+        sql::prepare(
+            conn,
+            &format!("SELECT {RECORD_COLUMNS} FROM sessions s WHERE s.id = ?1"),
+        )?
         .query_row([id], record)
         .optional()
     }
@@ -263,7 +265,7 @@ impl Record {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                      ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
         };
-        let changed = conn.prepare_cached(sql)?.execute(params![
+        let changed = sql::prepare(conn, sql)?.execute(params![
             self.id,
             self.source,
             self.cli,
@@ -342,10 +344,13 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Session> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Session>> {
-    conn.prepare_cached(&format!(
+    sql::prepare(
+        conn,
+        &format!(
         "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
          WHERE s.id = ?1"
-    ))?
+    ),
+    )?
     .query_row([id], row)
     .optional()
 }
@@ -357,11 +362,14 @@ pub fn list(
     source: Option<&str>,
     limit: u32,
 ) -> rusqlite::Result<Vec<Session>> {
-    conn.prepare_cached(&format!(
+    sql::prepare(
+        conn,
+        &format!(
         "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
          WHERE (?1 IS NULL OR s.state = ?1) AND (?2 IS NULL OR s.source = ?2)
          ORDER BY s.last_sequence DESC LIMIT ?3"
-    ))?
+    ),
+    )?
     .query_map(params![state, source, limit], row)?
     .collect()
 }

@@ -14,6 +14,7 @@ use super::Effects;
 use super::heroes::{self, Hero};
 use super::missions::{self, Mission};
 use super::sessions::{self, Facts, Record};
+use super::sql;
 use super::tool_uses::{self, ToolUse};
 use crate::event::StoredEvent;
 use rusqlite::{Connection, params};
@@ -140,7 +141,8 @@ impl Tables for Live<'_> {
 }
 
 fn save_effects(conn: &Connection, event_id: &str, effects: &Effects) -> Result<()> {
-    conn.prepare_cached(
+    sql::prepare(
+        conn,
         "INSERT OR REPLACE INTO hook_effects (event_id, hero_id, mission_id) VALUES (?1, ?2, ?3)",
     )?
     .execute(params![event_id, effects.hero_id, effects.mission_id])?;

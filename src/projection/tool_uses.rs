@@ -3,6 +3,7 @@
 //! request (kind `permission`, status `requested`). A row's id is `tool-` and the id of the
 //! event that made it.
 
+use super::sql;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
@@ -61,9 +62,12 @@ fn row(r: &Row<'_>) -> rusqlite::Result<ToolUse> {
 
 /// One tool use by its row id.
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<ToolUse>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tool_uses WHERE id = ?1"))?
-        .query_row([id], row)
-        .optional()
+    sql::prepare(
+        conn,
+        &format!("SELECT {COLUMNS} FROM tool_uses WHERE id = ?1"),
+    )?
+    .query_row([id], row)
+    .optional()
 }
 
 /// The latest tool call of a session with an agent's tool use id (permission requests, which
@@ -73,32 +77,41 @@ pub fn by_call(
     session_id: &str,
     tool_use_id: &str,
 ) -> rusqlite::Result<Option<ToolUse>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tool_uses
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM tool_uses
          WHERE session_id = ?1 AND tool_use_id = ?2 AND kind <> 'permission'
          ORDER BY opened_sequence DESC LIMIT 1"
-    ))?
+        ),
+    )?
     .query_row([session_id, tool_use_id], row)
     .optional()
 }
 
 /// The latest running subagent-spawning call (`Task` / `Agent`) of a session.
 pub fn running_spawner(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<ToolUse>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tool_uses
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM tool_uses
          WHERE session_id = ?1 AND kind = 'subagent' AND status = 'running'
          ORDER BY opened_sequence DESC LIMIT 1"
-    ))?
+        ),
+    )?
     .query_row([session_id], row)
     .optional()
 }
 
 /// Every running tool use of a session.
 pub fn running_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<ToolUse>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tool_uses WHERE session_id = ?1 AND status = 'running'
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM tool_uses WHERE session_id = ?1 AND status = 'running'
          ORDER BY opened_sequence"
-    ))?
+        ),
+    )?
     .query_map([session_id], row)?
     .collect()
 }
@@ -111,7 +124,8 @@ pub fn interrupt_running(
     event_id: &str,
     at: &str,
 ) -> rusqlite::Result<()> {
-    conn.prepare_cached(
+    sql::prepare(
+        conn,
         "UPDATE tool_uses SET status = 'interrupted', closed_event_id = ?2, finished_at = ?3
          WHERE session_id = ?1 AND status = 'running'",
     )?
@@ -133,12 +147,15 @@ pub fn list(
     filter: &ToolUseFilter,
     limit: u32,
 ) -> rusqlite::Result<Vec<ToolUse>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tool_uses
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM tool_uses
          WHERE (?1 IS NULL OR mission_id = ?1) AND (?2 IS NULL OR session_id = ?2)
            AND (?3 IS NULL OR status = ?3)
          ORDER BY opened_sequence LIMIT ?4"
-    ))?
+        ),
+    )?
     .query_map(
         params![filter.mission_id, filter.session_id, filter.status, limit],
         row,
@@ -147,10 +164,13 @@ pub fn list(
 }
 
 pub fn save(conn: &Connection, t: &ToolUse) -> rusqlite::Result<()> {
-    conn.prepare_cached(&format!(
-        "INSERT OR REPLACE INTO tool_uses ({COLUMNS})
+    sql::prepare(
+        conn,
+        &format!(
+            "INSERT OR REPLACE INTO tool_uses ({COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
-    ))?
+        ),
+    )?
     .execute(params![
         t.id,
         t.session_id,

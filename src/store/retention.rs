@@ -12,9 +12,9 @@ use std::time::Duration;
 /// snapshot too, so this bounds how long a step holds the writer (docs/performance.md).
 pub const PRUNE_STEP: i64 = 2_000;
 
-/// Fewest events a prune step right after a batch deletes: a step also advances the retention
-/// snapshot, whose fixed cost (renaming the projection tables) is worth paying only for this
-/// many. The writer's periodic tick prunes whatever is due, however little.
+/// Fewest events a prune step right after a batch deletes: a step has a fixed cost (reading
+/// the range, the pruned sessions' numbering, the snapshot's meta row, one commit), worth
+/// paying for this many. The writer's periodic tick prunes whatever is due, however little.
 pub const PRUNE_MIN_STEP: i64 = 1_000;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]

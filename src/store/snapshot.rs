@@ -4,12 +4,13 @@
 //! events it covers, so the two never disagree; a rebuild loads it and replays only the
 //! retained events after it.
 //!
-//! Advancing runs the unchanged projection code on the snapshot: each projection table is
-//! renamed aside and its `snapshot_` twin takes its name (renames cost a schema rewrite, not a
-//! copy of the rows), the pruned events are applied, and the names are swapped back. Readers on
-//! other connections never see the swap: it happens inside the writer's transaction.
+//! Advancing runs the unchanged projection code on the snapshot: inside
+//! [`projection::sql::on_snapshot`] every statement the projections prepare names the
+//! `snapshot_` twins instead of the live tables, and the pruned events are applied as a
+//! rebuild applies them (the agent rows held in memory and written at the end of the step).
 
 use crate::projection;
+use crate::projection::tables::Cached;
 use crate::store::read;
 use rusqlite::{Connection, OptionalExtension};
 
@@ -66,20 +67,6 @@ pub fn restore(conn: &Connection) -> rusqlite::Result<i64> {
     Ok(through)
 }
 
-/// Swaps the names of every projection table and its snapshot twin.
-fn swap(conn: &Connection) -> rusqlite::Result<()> {
-    let mut sql = String::new();
-    for table in projection::TABLES {
-        let snapshot = twin(table);
-        sql.push_str(&format!(
-            "ALTER TABLE main.{table} RENAME TO snapshot_swap;
-             ALTER TABLE main.{snapshot} RENAME TO {table};
-             ALTER TABLE main.snapshot_swap RENAME TO {snapshot};"
-        ));
-    }
-    conn.execute_batch(&sql)
-}
-
 /// Moves the snapshot forward to `through` by applying the events after its boundary up to
 /// `through` to it. Call inside the transaction that prunes those events, before deleting
 /// them. Does nothing for a database that has no snapshot (pruned before it kept one).
@@ -90,7 +77,6 @@ pub fn advance(conn: &Connection, through: i64) -> rusqlite::Result<()> {
     if through <= from {
         return Ok(());
     }
-    // Read first: the tables cannot be renamed under an open statement.
     let events = conn
         .prepare_cached(&format!(
             "SELECT {} FROM events WHERE sequence > ?1 AND sequence <= ?2 ORDER BY sequence",
@@ -98,11 +84,14 @@ pub fn advance(conn: &Connection, through: i64) -> rusqlite::Result<()> {
         ))?
         .query_map([from, through], read::stored_event)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    swap(conn)?;
-    for event in &events {
-        projection::apply(conn, event)?;
-    }
-    swap(conn)?;
+    // As a rebuild replays: the agent rows in memory, written once at the end of the step.
+    projection::sql::on_snapshot(|| {
+        let tables = Cached::new(conn);
+        for event in &events {
+            projection::apply_to(&tables, event)?;
+        }
+        tables.flush()
+    })?;
     conn.execute(
         "UPDATE meta SET value = CAST(?2 AS TEXT) WHERE key = ?1",
         rusqlite::params![THROUGH_KEY, through],
