@@ -4,8 +4,9 @@
 //! events it prunes to the snapshot with the unchanged projection code, without renaming any
 //! table. Outside it (always, on every other thread) statements are prepared as written.
 //!
-//! Every statement the projection code runs must be prepared here; a test in this module
-//! reads the projection sources to keep it so.
+//! Every statement the projection code runs must be prepared here. A test in this module scans
+//! the projection sources for the usual other ways; `tests/retention.rs` prunes every kind of
+//! event and checks the live tables are untouched and each twin equals its live table.
 
 use super::TABLES;
 use rusqlite::{CachedStatement, Connection};
@@ -28,16 +29,15 @@ pub fn prepare<'c>(conn: &'c Connection, sql: &str) -> rusqlite::Result<CachedSt
     if !ON_SNAPSHOT.get() {
         return conn.prepare_cached(sql);
     }
-    let twin = REWRITTEN.with_borrow_mut(|rewritten| {
-        if rewritten.len() > MAX_REWRITTEN {
-            rewritten.clear();
+    REWRITTEN.with_borrow_mut(|rewritten| {
+        if !rewritten.contains_key(sql) {
+            if rewritten.len() >= MAX_REWRITTEN {
+                rewritten.clear();
+            }
+            rewritten.insert(sql.to_string(), to_twins(sql));
         }
-        rewritten
-            .entry(sql.to_string())
-            .or_insert_with(|| to_twins(sql))
-            .clone()
-    });
-    conn.prepare_cached(&twin)
+        conn.prepare_cached(&rewritten[sql])
+    })
 }
 
 /// Runs `f` with the projections' statements prepared against the snapshot twins (on this
@@ -53,8 +53,14 @@ pub fn on_snapshot<T>(f: impl FnOnce() -> T) -> T {
     f()
 }
 
-/// `sql` with each projection table's name, as a whole word outside string literals, quoted
-/// identifiers and comments, replaced by its twin's.
+/// Whether `word` names a projection table (SQLite's names are case-insensitive).
+fn is_table(word: &str) -> bool {
+    TABLES.iter().any(|table| table.eq_ignore_ascii_case(word))
+}
+
+/// `sql` with each projection table's name replaced by its twin's: a whole bare word, or a
+/// whole quoted identifier (`"sessions"`, `` `sessions` ``), outside string literals and `--`
+/// comments.
 fn to_twins(sql: &str) -> String {
     let bytes = sql.as_bytes();
     let mut out = String::with_capacity(sql.len() + 64);
@@ -77,7 +83,16 @@ fn to_twins(sql: &str) -> String {
                     }
                     i += 1;
                 }
-                out.push_str(&sql[start..i]);
+                let quoted = &sql[start..i];
+                let inner = quoted.get(1..quoted.len().saturating_sub(1)).unwrap_or("");
+                if b != b'\'' && quoted.len() >= 2 && is_table(inner) {
+                    out.push(b as char);
+                    out.push_str("snapshot_");
+                    out.push_str(inner);
+                    out.push(b as char);
+                } else {
+                    out.push_str(quoted);
+                }
             }
             b'-' if bytes.get(i + 1) == Some(&b'-') => {
                 while i < bytes.len() && bytes[i] != b'\n' {
@@ -90,7 +105,7 @@ fn to_twins(sql: &str) -> String {
                     i += 1;
                 }
                 let word = &sql[start..i];
-                if TABLES.contains(&word) {
+                if is_table(word) {
                     out.push_str("snapshot_");
                 }
                 out.push_str(word);
@@ -115,12 +130,13 @@ mod tests {
         assert_eq!(
             to_twins(
                 "SELECT s.id, tool_uses.kind FROM sessions s JOIN tool_uses ON tool_uses.session_id = s.id \
-                 WHERE s.cwd = 'sessions' AND \"heroes\" IS NULL -- from heroes\n\
-                 AND session_id IN (SELECT id FROM main.heroes) ORDER BY tool_uses_running"
+                 WHERE s.cwd = 'sessions' AND s.id IN (SELECT session_id FROM \"heroes\") -- from heroes\n\
+                 AND session_id IN (SELECT id FROM main.Heroes) ORDER BY tool_uses_running"
             ),
             "SELECT s.id, snapshot_tool_uses.kind FROM snapshot_sessions s JOIN snapshot_tool_uses \
-             ON snapshot_tool_uses.session_id = s.id WHERE s.cwd = 'sessions' AND \"heroes\" IS NULL \
-             -- from heroes\nAND session_id IN (SELECT id FROM main.snapshot_heroes) ORDER BY tool_uses_running"
+             ON snapshot_tool_uses.session_id = s.id WHERE s.cwd = 'sessions' AND s.id IN \
+             (SELECT session_id FROM \"snapshot_heroes\") -- from heroes\nAND session_id IN \
+             (SELECT id FROM main.snapshot_Heroes) ORDER BY tool_uses_running"
         );
         assert_eq!(
             to_twins("INSERT INTO alerts (x) VALUES ('it''s alerts', 'é')"),
@@ -174,11 +190,16 @@ mod tests {
                 continue;
             }
             let source = std::fs::read_to_string(&path).unwrap();
+            // The usual ways to run SQL on a connection (a heuristic: the retention test that
+            // prunes everything checks what the statements do).
             for needle in [
                 ".prepare_cached(",
                 ".prepare(",
                 "conn.execute(",
                 "conn.query_row(",
+                "conn.query_row_and_then(",
+                "conn.query_one(",
+                "conn().",
                 ".execute_batch(",
             ] {
                 let found: Vec<usize> = source
