@@ -635,6 +635,32 @@ impl WriterThread {
         written
     }
 
+    /// Opens a request's savepoint, and the record of the held session rows it changes; returns
+    /// the head to go back to if the request is undone.
+    fn open_request(&mut self) -> rusqlite::Result<i64> {
+        control(&self.conn, "SAVEPOINT request")?;
+        self.session_rows.get_mut().begin_request();
+        Ok(self.head)
+    }
+
+    /// Keeps what the request did, in the file and in the held session rows.
+    fn keep_request(&mut self) -> rusqlite::Result<()> {
+        control(&self.conn, "RELEASE request")?;
+        self.session_rows.get_mut().keep_request();
+        Ok(())
+    }
+
+    /// Undoes the request: its rows, its changes to the held session rows, and the head.
+    fn undo_request(&mut self, head_before: i64) -> rusqlite::Result<()> {
+        self.conn
+            .execute_batch("ROLLBACK TO request; RELEASE request")?;
+        self.session_rows.get_mut().undo_request();
+        self.head = head_before;
+        // Some counts were for rows just undone; the next event asks the file again.
+        self.session_heads.clear();
+        Ok(())
+    }
+
     /// Runs one request under a savepoint. An `Err` here means the savepoint machinery itself
     /// failed and the whole batch must be abandoned; a request's own failure is an `Ok(Err)`.
     fn apply_request(
@@ -643,9 +669,7 @@ impl WriterThread {
         received_at: &str,
         committed: &mut Vec<StoredEvent>,
     ) -> rusqlite::Result<Result<Vec<Appended>, AppendError>> {
-        control(&self.conn, "SAVEPOINT request")?;
-        self.session_rows.get_mut().begin_request();
-        let head_before = self.head;
+        let head_before = self.open_request()?;
         let mut stored = Vec::new();
         let result: Result<Vec<Appended>, RequestError> = events
             .iter()
@@ -654,18 +678,12 @@ impl WriterThread {
             .collect();
         match result {
             Ok(appended) => {
-                control(&self.conn, "RELEASE request")?;
-                self.session_rows.get_mut().keep_request();
+                self.keep_request()?;
                 committed.append(&mut stored);
                 Ok(Ok(appended))
             }
             Err(error) => {
-                self.conn
-                    .execute_batch("ROLLBACK TO request; RELEASE request")?;
-                self.session_rows.get_mut().undo_request();
-                self.head = head_before;
-                // Some counts were for rows just undone; the next event asks the file again.
-                self.session_heads.clear();
+                self.undo_request(head_before)?;
                 Ok(Err(match error {
                     // The stored twin was appended by this request and has just been undone.
                     RequestError::Conflict {
@@ -709,9 +727,7 @@ impl WriterThread {
         // A command reads `sessions` through SQL: it must see this batch's changes. Written
         // before the savepoint, so undoing the command does not undo them.
         self.write_held_rows()?;
-        control(&self.conn, "SAVEPOINT request")?;
-        self.session_rows.get_mut().begin_request();
-        let head_before = self.head;
+        let head_before = self.open_request()?;
         let rules = self.rules;
         let mut log = DecisionLog {
             now: time::parse(received_at).expect("the writer formats its own times"),
@@ -728,17 +744,12 @@ impl WriterThread {
         } = log;
         match verdict {
             Ok(verdict) => {
-                control(&self.conn, "RELEASE request")?;
-                self.session_rows.get_mut().keep_request();
+                self.keep_request()?;
                 committed.append(&mut stored);
                 Ok(Ok(Decided { verdict, appended }))
             }
             Err(e) => {
-                self.conn
-                    .execute_batch("ROLLBACK TO request; RELEASE request")?;
-                self.session_rows.get_mut().undo_request();
-                self.head = head_before;
-                self.session_heads.clear();
+                self.undo_request(head_before)?;
                 tracing::error!(error = %e, "a coordination command failed; nothing was stored");
                 Ok(Err(AppendError::Storage(e.to_string())))
             }
