@@ -6,7 +6,6 @@
 //! `lineage_degraded`). Nothing here fails an event: odd sequences are recorded, not refused.
 
 use super::Effects;
-use super::alerts;
 use super::heroes::{self, Hero};
 use super::missions::{self, Mission};
 use super::tables::Tables;
@@ -135,8 +134,7 @@ pub fn apply<T: Tables>(tables: &T, event: &StoredEvent, view: &View) -> rusqlit
                 "hook event {} names no session or hero, so no hero could be resolved",
                 event.event_type
             );
-            alerts::raise(
-                tables.conn(),
+            tables.raise(
                 MISSING_HERO,
                 event,
                 &message,
@@ -192,7 +190,7 @@ fn hero_for(
                     event.event_type
                 );
                 let details = json!({"reason": "session_not_started", "type": event.event_type});
-                alerts::raise(tables.conn(), MISSING_HERO, event, &message, &details)?;
+                tables.raise(MISSING_HERO, event, &message, &details)?;
             }
             Hero {
                 id: heroes::hero_id(session),
@@ -560,13 +558,8 @@ impl<T: Tables> Ctx<'_, T> {
         );
         let details =
             json!({"reason": reason, "missionId": mission, "type": self.event.event_type});
-        alerts::raise(
-            self.tables.conn(),
-            LINEAGE_DEGRADED,
-            self.event,
-            &message,
-            &details,
-        )
+        self.tables
+            .raise(LINEAGE_DEGRADED, self.event, &message, &details)
     }
 }
 

@@ -25,7 +25,7 @@ use crate::event::StoredEvent;
 use crate::ingest::{factory as factory_ingest, hook as hook_ingest, normalized};
 use crate::store::read;
 use rusqlite::{Connection, OptionalExtension};
-use tables::{Cached, Live, Tables};
+use tables::{Live, Tables};
 use view::View;
 
 /// Every projection table, cleared by a rebuild.
@@ -53,7 +53,7 @@ pub struct Effects {
 
 /// Applies one freshly appended event to every projection.
 pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects> {
-    apply_to(&Live::new(conn), event)
+    apply_to(&Live::new(conn), conn, event)
 }
 
 /// An event's payload, parsed for the projections its source feeds. Parsing is pure, so a
@@ -78,18 +78,36 @@ impl Parsed {
     }
 }
 
-/// Applies an event to every projection, keeping the agent rows in `tables`.
-pub fn apply_to(tables: &impl Tables, event: &StoredEvent) -> rusqlite::Result<Effects> {
-    apply_parsed(tables, event, &Parsed::of(event))
+/// Applies an event to every projection, keeping the agent rows in `tables` (which write
+/// through `conn`).
+pub fn apply_to(
+    tables: &impl Tables,
+    conn: &Connection,
+    event: &StoredEvent,
+) -> rusqlite::Result<Effects> {
+    apply_parsed(tables, conn, event, &Parsed::of(event))
 }
 
 /// [`apply_to`] with the payload already parsed (`parsed` must be `Parsed::of(event)`).
 pub fn apply_parsed(
     tables: &impl Tables,
+    conn: &Connection,
     event: &StoredEvent,
     parsed: &Parsed,
 ) -> rusqlite::Result<Effects> {
-    let conn = tables.conn();
+    let effects = apply_agents(tables, event, parsed)?;
+    apply_rest(conn, event, parsed)?;
+    Ok(effects)
+}
+
+/// The agent projections of an event: its session row, and for a hook event its hero,
+/// missions, tool uses and `hook_effects` row. They raise their alerts through `tables`, so
+/// they come before [`apply_rest`]'s.
+pub fn apply_agents(
+    tables: &impl Tables,
+    event: &StoredEvent,
+    parsed: &Parsed,
+) -> rusqlite::Result<Effects> {
     let mut effects = Effects::default();
     match parsed {
         Parsed::Hook(view) => {
@@ -131,9 +149,29 @@ pub fn apply_parsed(
             };
             tables.session(event, &facts)?;
         }
+        Parsed::Factory(parts) => {
+            let change = factory::session_change(event, parts);
+            let facts = sessions::Facts {
+                state: change.status.as_deref().and_then(factory::session_state),
+                factory: Some(change),
+                ..Default::default()
+            };
+            tables.session(event, &facts)?;
+        }
+        // Outcome events carry no session (a claim names its session in the payload).
+        Parsed::Coordination(_) | Parsed::Other => {
+            tables.session(event, &sessions::Facts::default())?
+        }
+    }
+    Ok(effects)
+}
+
+/// The projections an event changes in SQL at once, whatever holds the agent rows:
+/// coordination (owners, claims, gaps, acknowledgements), factory work and dispatches, and
+/// the `unknownEventType` alert. They read and write no agent table.
+pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> rusqlite::Result<()> {
+    match parsed {
         Parsed::Coordination(view) => {
-            // Outcome events carry no session (a claim names its session in the payload).
-            tables.session(event, &sessions::Facts::default())?;
             let kind = event.event_type.as_str();
             if kind.starts_with("owner_") {
                 owners::apply(conn, event, view)?;
@@ -147,20 +185,10 @@ pub fn apply_parsed(
                 alerts::acknowledge(conn, event, id)?;
             }
         }
-        Parsed::Factory(parts) => {
-            let change = factory::session_change(event, parts);
-            let facts = sessions::Facts {
-                state: change.status.as_deref().and_then(factory::session_state),
-                factory: Some(change),
-                ..Default::default()
-            };
-            tables.session(event, &facts)?;
-            factory::apply(conn, event, parts)?;
-        }
-        Parsed::Other => tables.session(event, &sessions::Facts::default())?,
+        Parsed::Factory(parts) => factory::apply(conn, event, parts)?,
+        Parsed::Hook(_) | Parsed::Normalized(_) | Parsed::Other => {}
     }
-    alerts::apply(conn, event)?;
-    Ok(effects)
+    alerts::apply(conn, event)
 }
 
 /// What an already stored event did, for answering a re-post of it exactly as the first post
@@ -223,7 +251,8 @@ fn show(value: rusqlite::types::ValueRef<'_>) -> String {
 /// order. Returns the number of events replayed. Runs inside the caller's transaction.
 ///
 /// The agent rows (sessions, heroes, missions, tool uses) are kept in memory for the replay
-/// and written in bulk ([`Cached`]); every other projection is written as the events come.
+/// and written in bulk ([`tables::Cached`]); every other projection is written as the events
+/// come.
 pub fn rebuild(conn: &Connection) -> rusqlite::Result<u64> {
     rebuild_with(conn, Replay::default())
 }
@@ -233,15 +262,15 @@ pub fn rebuild(conn: &Connection) -> rusqlite::Result<u64> {
 pub struct Replay {
     /// Events between two writes of the rows held in memory.
     pub events_per_flush: u64,
-    /// Read and parse the log on a second thread and connection (when the database is a file
-    /// and that connection sees the same log).
+    /// Read the log and apply the agent projections on a second thread and connection, the
+    /// SQL on this one (when the database is a file and that connection sees the same log).
     pub read_beside: bool,
 }
 
 impl Default for Replay {
     fn default() -> Replay {
         Replay {
-            events_per_flush: Cached::FLUSH_EVERY,
+            events_per_flush: tables::FLUSH_EVERY,
             read_beside: true,
         }
     }
@@ -249,36 +278,27 @@ impl Default for Replay {
 
 /// [`rebuild`], run as `how` says.
 pub fn rebuild_with(conn: &Connection, how: Replay) -> rusqlite::Result<u64> {
-    let events_per_flush = how.events_per_flush.max(1);
+    let every = how.events_per_flush.max(1);
     for table in TABLES {
         sql::prepare(conn, &format!("DELETE FROM {table}"))?.execute([])?;
     }
     let after = crate::store::snapshot::restore(conn)?;
-    let tables = Cached::new(conn);
-    let mut replayed = 0;
-    let mut apply = |event: &StoredEvent, parsed: &Parsed| -> rusqlite::Result<()> {
-        apply_parsed(&tables, event, parsed)?;
-        replayed += 1;
-        if replayed % events_per_flush == 0 {
-            tables.flush()?;
-        }
-        Ok(())
-    };
+    // With nothing restored the agent tables are empty, so a row not in memory is not looked
+    // for in SQL.
+    let fresh = after == 0;
     let reader = match how.read_beside {
         true => reader_for(conn, after)?,
         false => None,
     };
     match reader {
-        Some(reader) => replay::on_a_thread(reader, after, &mut apply)?,
-        None => replay::inline(conn, after, &mut apply)?,
+        Some(reader) => replay::beside(conn, reader, after, fresh, every),
+        None => replay::inline(conn, after, fresh, every),
     }
-    tables.flush()?;
-    Ok(replayed)
 }
 
 /// A second, read-only connection to the database, when it is a file and sees the same log
-/// as `conn` (the caller's transaction has not changed the events): reading and parsing the
-/// log then runs beside the replay.
+/// as `conn` (the caller's transaction has not changed the events): the replay then runs on
+/// two threads.
 fn reader_for(conn: &Connection, after: i64) -> rusqlite::Result<Option<Connection>> {
     let Some(path) = conn.path().filter(|p| !p.is_empty()) else {
         return Ok(None);
@@ -305,75 +325,4 @@ fn reader_for(conn: &Connection, after: i64) -> rusqlite::Result<Option<Connecti
     })
 }
 
-mod replay {
-    use super::{Parsed, read, sql};
-    use crate::event::StoredEvent;
-    use rusqlite::Connection;
-    use std::sync::mpsc;
-
-    /// Events handed from the reading thread to the replay at a time.
-    const BATCH: usize = 1_000;
-
-    type Apply<'a> = &'a mut dyn FnMut(&StoredEvent, &Parsed) -> rusqlite::Result<()>;
-
-    fn query(conn: &Connection) -> rusqlite::Result<rusqlite::CachedStatement<'_>> {
-        sql::prepare(
-            conn,
-            &format!(
-                "SELECT {} FROM events WHERE sequence > ?1 ORDER BY sequence",
-                read::EVENT_COLUMNS
-            ),
-        )
-    }
-
-    pub fn inline(conn: &Connection, after: i64, apply: Apply) -> rusqlite::Result<()> {
-        let mut statement = query(conn)?;
-        let mut rows = statement.query([after])?;
-        while let Some(row) = rows.next()? {
-            let event = read::stored_event(row)?;
-            apply(&event, &Parsed::of(&event))?;
-        }
-        Ok(())
-    }
-
-    /// Reads and parses the log on a second thread (its own read transaction, opened by
-    /// `reader_for`), in order, while this one applies.
-    pub fn on_a_thread(reader: Connection, after: i64, apply: Apply) -> rusqlite::Result<()> {
-        let (send, receive) = mpsc::sync_channel::<rusqlite::Result<Vec<(StoredEvent, Parsed)>>>(4);
-        std::thread::scope(|scope| {
-            scope.spawn(move || {
-                let read_all = || -> rusqlite::Result<()> {
-                    let mut statement = query(&reader)?;
-                    let mut rows = statement.query([after])?;
-                    let mut batch = Vec::with_capacity(BATCH);
-                    while let Some(row) = rows.next()? {
-                        let event = read::stored_event(row)?;
-                        let parsed = Parsed::of(&event);
-                        batch.push((event, parsed));
-                        if batch.len() == BATCH {
-                            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                            if send.send(Ok(full)).is_err() {
-                                return Ok(()); // the replay stopped
-                            }
-                        }
-                    }
-                    if !batch.is_empty() {
-                        let _ = send.send(Ok(batch));
-                    }
-                    Ok(())
-                };
-                if let Err(e) = read_all() {
-                    let _ = send.send(Err(e));
-                }
-            });
-            // Owned here, so an error below drops it and the reader's next send fails.
-            let receive = receive;
-            for batch in receive.iter() {
-                for (event, parsed) in batch? {
-                    apply(&event, &parsed)?;
-                }
-            }
-            Ok(())
-        })
-    }
-}
+mod replay;

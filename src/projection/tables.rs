@@ -4,13 +4,16 @@
 //! - [`Live`] reads and writes the SQL tables at once: the writer uses it, so every event's
 //!   changes are in its own transaction.
 //! - [`Cached`] keeps the rows a replay is working on in memory and writes them at the end
-//!   (and every [`Cached::FLUSH_EVERY`] events): `hooklog rebuild` uses it, because one SQL
-//!   write costs 4-8 µs and a hook event makes three to six of them.
+//!   (and every [`FLUSH_EVERY`] events): `hooklog rebuild` uses it, because one SQL
+//!   write costs 4-8 µs and a hook event makes three to six of them. What it does not hold
+//!   it reads through a [`Backing`]: the connection itself, or (for a rebuild that keeps the
+//!   rows on one thread and the connection on another) a request to the connection's thread.
 //!
 //! Both answer every question exactly as the SQL tables would at that point of the log; the
 //! live-equals-rebuild tests compare the two on every fixture and on a large mixed log.
 
 use super::Effects;
+use super::alerts;
 use super::heroes::{self, Hero};
 use super::missions::{self, Mission};
 use super::sessions::{self, Facts, Record};
@@ -18,6 +21,7 @@ use super::sql;
 use super::tool_uses::{self, ToolUse};
 use crate::event::StoredEvent;
 use rusqlite::{Connection, params};
+use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
@@ -26,9 +30,8 @@ pub type Result<T> = rusqlite::Result<T>;
 
 /// The rows the agent projections read and write. Every lookup is within one session.
 pub trait Tables {
-    /// The connection, for the projections that always write SQL (alerts, coordination,
-    /// factory).
-    fn conn(&self) -> &Connection;
+    /// Records an alert this event raised, after every alert of the events before it.
+    fn raise(&self, kind: &str, event: &StoredEvent, message: &str, details: &Value) -> Result<()>;
     /// Updates (or makes) the event's session row with what the event says.
     fn session(&self, event: &StoredEvent, facts: &Facts) -> Result<()>;
     fn hero(&self, session: &str) -> Result<Option<Hero>>;
@@ -84,13 +87,15 @@ impl<'c> Live<'c> {
 }
 
 impl Tables for Live<'_> {
-    fn conn(&self) -> &Connection {
-        self.conn
+    fn raise(&self, kind: &str, event: &StoredEvent, message: &str, details: &Value) -> Result<()> {
+        alerts::raise(self.conn, kind, event, message, details)
     }
 
     fn session(&self, event: &StoredEvent, facts: &Facts) -> Result<()> {
         match self.sessions {
-            Some(rows) => rows.borrow_mut().apply(self.conn, event, facts),
+            Some(rows) => rows
+                .borrow_mut()
+                .apply(|id| Record::load(self.conn, id), event, facts),
             None => sessions::apply(self.conn, event, facts),
         }
     }
@@ -176,8 +181,14 @@ struct SessionRow {
 }
 
 impl SessionRows {
-    /// Updates (or makes) the event's session row with what the event says.
-    pub fn apply(&mut self, conn: &Connection, event: &StoredEvent, facts: &Facts) -> Result<()> {
+    /// Updates (or makes) the event's session row with what the event says; `load` reads a
+    /// row that is not held from SQL.
+    pub fn apply(
+        &mut self,
+        load: impl FnOnce(&str) -> Result<Option<Record>>,
+        event: &StoredEvent,
+        facts: &Facts,
+    ) -> Result<()> {
         let Some(session) = event.session_id.as_deref() else {
             return Ok(());
         };
@@ -192,7 +203,7 @@ impl SessionRows {
             row.dirty = true;
             return Ok(());
         }
-        let stored = Record::load(conn, session)?;
+        let stored = load(session)?;
         let known = stored.is_some();
         let record = sessions::next(stored, event, facts).expect("the event has a session");
         if let Some(undo) = &mut self.undo {
@@ -239,6 +250,17 @@ impl SessionRows {
             row.dirty = false;
         }
         Ok(())
+    }
+
+    /// The changed rows, each with whether SQL has a row for its session, marked written.
+    fn changed(&mut self) -> Vec<(Record, bool)> {
+        let mut rows = Vec::new();
+        for row in self.rows.values_mut().filter(|row| row.dirty) {
+            rows.push((row.record.clone(), row.stored));
+            row.stored = true;
+            row.dirty = false;
+        }
+        rows
     }
 
     /// How many rows are held.
@@ -334,13 +356,45 @@ impl Shard {
             .max_by_key(|row| order(row))
     }
 
-    /// Lets go of the rows that are not open (they are read back from SQL if asked for).
-    fn evict(&mut self) {
+    /// Takes the changed rows out for writing: closed missions and finished tool uses leave
+    /// memory (changed or not: they are read back from SQL if asked for), open ones are copied
+    /// and stay.
+    fn take(&mut self, changes: &mut Changes) {
+        if let Some(hero) = self.hero.as_mut().filter(|h| h.dirty) {
+            hero.dirty = false;
+            changes.heroes.push(hero.row.clone());
+        }
         let missions = self.missions.len();
-        self.missions.retain(|_, s| s.row.state == "active");
-        self.tools.retain(|_, s| s.row.status == "running");
+        take(
+            &mut self.missions,
+            |m| m.state == "active",
+            &mut changes.missions,
+        );
+        take(
+            &mut self.tools,
+            |t| t.status == "running",
+            &mut changes.tools,
+        );
         // A tool row let go of is still found through `calls`; a mission only through SQL.
         self.evicted |= self.missions.len() < missions;
+    }
+}
+
+/// Moves a table's closed rows out of memory (into `out` when changed), and copies its
+/// changed open rows into `out`, marking them as SQL's.
+fn take<T: Clone>(
+    rows: &mut HashMap<String, Slot<T>>,
+    open: impl Fn(&T) -> bool,
+    out: &mut Vec<T>,
+) {
+    for (_, slot) in rows.extract_if(|_, slot| !open(&slot.row)) {
+        if slot.dirty {
+            out.push(slot.row);
+        }
+    }
+    for slot in rows.values_mut().filter(|s| s.dirty) {
+        slot.dirty = false;
+        out.push(slot.row.clone());
     }
 }
 
@@ -368,23 +422,6 @@ fn list(open: &mut HashSet<String>, id: &str, is_open: bool) {
     }
 }
 
-/// The changed rows of a table, marked clean, in primary-key order (so a flush writes in the
-/// same order every time; measured, the order made no clear difference to its speed).
-fn changed<'a, T: 'a>(
-    slots: impl Iterator<Item = &'a mut Slot<T>>,
-    key: impl Fn(&T) -> &str,
-) -> Vec<&'a T> {
-    let mut rows: Vec<&T> = slots
-        .filter(|s| s.dirty)
-        .map(|s| {
-            s.dirty = false;
-            &s.row
-        })
-        .collect();
-    rows.sort_unstable_by(|a, b| key(a).cmp(key(b)));
-    rows
-}
-
 #[derive(Default)]
 struct Memory {
     sessions: SessionRows,
@@ -392,57 +429,144 @@ struct Memory {
     effects: Vec<(String, Effects)>,
 }
 
-/// The agent rows of a replay, in memory, written by [`Cached::flush`]. Only for a connection
-/// nothing else writes these tables through while it is in use.
-pub struct Cached<'c> {
-    conn: &'c Connection,
-    memory: RefCell<Memory>,
+/// Where the rows a replay does not hold in memory are read from, and where the alerts it
+/// raises go.
+pub trait Backing {
+    /// Runs `read` on the SQL tables as every earlier write of the replay left them.
+    fn read<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T>;
+    /// As [`Tables::raise`].
+    fn raise(&self, kind: &str, event: &StoredEvent, message: &str, details: &Value) -> Result<()>;
 }
 
-impl<'c> Cached<'c> {
-    /// Events between two flushes. It bounds the closed rows a replay holds; what stays
-    /// across flushes grows with the log: each touched session's hero, its open missions and
-    /// running tools, and every call id seen (about 150 bytes a call).
-    pub const FLUSH_EVERY: u64 = 100_000;
+/// The connection itself: reads and alerts at once.
+impl Backing for &Connection {
+    fn read<T: Send + 'static>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        read(self)
+    }
 
-    pub fn new(conn: &'c Connection) -> Cached<'c> {
-        Cached {
-            conn,
-            memory: RefCell::new(Memory::default()),
+    fn raise(&self, kind: &str, event: &StoredEvent, message: &str, details: &Value) -> Result<()> {
+        alerts::raise(self, kind, event, message, details)
+    }
+}
+
+/// Events between two writes of a replay's rows. It bounds the closed rows a replay holds;
+/// what stays across writes grows with the log: each touched session's row, hero, open
+/// missions and running tools, and every call id seen (about 150 bytes a call).
+pub const FLUSH_EVERY: u64 = 5_000;
+
+/// Agent rows a replay changed, taken out of memory to be written ([`Cached::take_changes`]).
+#[derive(Default)]
+pub struct Changes {
+    /// Each with whether SQL has a row for its session.
+    sessions: Vec<(Record, bool)>,
+    heroes: Vec<Hero>,
+    missions: Vec<Mission>,
+    tools: Vec<ToolUse>,
+    effects: Vec<(String, Effects)>,
+}
+
+impl Changes {
+    /// Writes every row, calling `between` after each (a rebuild answers the other thread's
+    /// reads there).
+    pub fn write(&self, conn: &Connection, between: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+        for (record, stored) in &self.sessions {
+            record.store(conn, *stored)?;
+            between()?;
         }
+        for hero in &self.heroes {
+            heroes::save(conn, hero)?;
+            between()?;
+        }
+        for mission in &self.missions {
+            missions::save(conn, mission)?;
+            between()?;
+        }
+        for tool in &self.tools {
+            tool_uses::save(conn, tool)?;
+            between()?;
+        }
+        for (event_id, effects) in &self.effects {
+            save_effects(conn, event_id, effects)?;
+            between()?;
+        }
+        Ok(())
+    }
+}
+
+/// The agent rows of a replay, in memory, taken out to be written by [`Cached::take_changes`].
+/// Only for tables nothing else writes while it is in use.
+pub struct Cached<B> {
+    backing: B,
+    memory: RefCell<Memory>,
+    /// Whether SQL had no agent rows when the replay began: then a row that is not in memory
+    /// and was never let go of does not exist, and is not looked for.
+    fresh: bool,
+}
+
+impl<'c> Cached<&'c Connection> {
+    /// Rows read from and written to `conn`, which had agent rows when the replay began
+    /// unless `fresh`.
+    pub fn new(conn: &'c Connection, fresh: bool) -> Cached<&'c Connection> {
+        Cached::over(conn, fresh)
     }
 
     /// Writes every changed row to SQL and lets go of the rows no open work needs.
     pub fn flush(&self) -> Result<()> {
+        self.take_changes().write(self.backing, &mut || Ok(()))
+    }
+}
+
+impl<B: Backing> Cached<B> {
+    /// Rows read through `backing`; see [`Cached::new`] for `fresh`.
+    pub fn over(backing: B, fresh: bool) -> Cached<B> {
+        Cached {
+            backing,
+            memory: RefCell::new(Memory::default()),
+            fresh,
+        }
+    }
+
+    pub fn backing(&self) -> &B {
+        &self.backing
+    }
+
+    /// Takes out the rows changed since the last call, for the caller to write before
+    /// anything reads them back, and lets go of the rows no open work needs.
+    pub fn take_changes(&self) -> Changes {
         let mut memory = self.memory.borrow_mut();
         let memory = &mut *memory;
-        memory.sessions.flush(self.conn)?;
-        memory.sessions.clear();
-        let shards = &mut memory.shards;
-        for hero in changed(shards.values_mut().filter_map(|s| s.hero.as_mut()), |h| {
-            &h.id
-        }) {
-            heroes::save(self.conn, hero)?;
+        let mut changes = Changes {
+            sessions: memory.sessions.changed(),
+            effects: std::mem::take(&mut memory.effects),
+            ..Changes::default()
+        };
+        for shard in memory.shards.values_mut() {
+            shard.take(&mut changes);
         }
-        let slots = shards.values_mut().flat_map(|s| s.missions.values_mut());
-        for mission in changed(slots, |m| &m.id) {
-            missions::save(self.conn, mission)?;
-        }
-        let slots = shards.values_mut().flat_map(|s| s.tools.values_mut());
-        for tool in changed(slots, |t| &t.id) {
-            tool_uses::save(self.conn, tool)?;
-        }
-        shards.values_mut().for_each(Shard::evict);
-        for (event_id, effects) in memory.effects.drain(..) {
-            save_effects(self.conn, &event_id, &effects)?;
-        }
-        Ok(())
+        // In primary-key order, so the rows are written in the same order every time
+        // (measured, the order made no clear difference to the speed).
+        changes.heroes.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        changes.missions.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        changes.tools.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        changes
     }
 
     fn with_shard<T>(&self, session: &str, f: impl FnOnce(&mut Shard) -> Result<T>) -> Result<T> {
         let mut memory = self.memory.borrow_mut();
         if !memory.shards.contains_key(session) {
-            let shard = Shard::load(self.conn, session)?;
+            let shard = match self.fresh {
+                true => Shard::default(),
+                false => {
+                    let session = session.to_string();
+                    self.backing.read(move |c| Shard::load(c, &session))?
+                }
+            };
             memory.shards.insert(session.to_string(), shard);
         }
         let shard = memory.shards.get_mut(session).expect("loaded above");
@@ -450,16 +574,20 @@ impl<'c> Cached<'c> {
     }
 }
 
-impl Tables for Cached<'_> {
-    fn conn(&self) -> &Connection {
-        self.conn
+impl<B: Backing> Tables for Cached<B> {
+    fn raise(&self, kind: &str, event: &StoredEvent, message: &str, details: &Value) -> Result<()> {
+        self.backing.raise(kind, event, message, details)
     }
 
     fn session(&self, event: &StoredEvent, facts: &Facts) -> Result<()> {
-        self.memory
-            .borrow_mut()
-            .sessions
-            .apply(self.conn, event, facts)
+        let load = |id: &str| match self.fresh {
+            true => Ok(None),
+            false => {
+                let id = id.to_string();
+                self.backing.read(move |c| Record::load(c, &id))
+            }
+        };
+        self.memory.borrow_mut().sessions.apply(load, event, facts)
     }
 
     fn hero(&self, session: &str) -> Result<Option<Hero>> {
@@ -486,7 +614,11 @@ impl Tables for Cached<'_> {
             if !shard.backed && !shard.evicted {
                 return Ok(None);
             }
-            let found = missions::get(self.conn, id)?.filter(|m| m.session_id == session);
+            let owned = id.to_string();
+            let found = self
+                .backing
+                .read(move |c| missions::get(c, &owned))?
+                .filter(|m| m.session_id == session);
             if let Some(mission) = &found {
                 shard.keep_mission(mission.clone(), false);
             }
@@ -544,9 +676,16 @@ impl Tables for Cached<'_> {
             let found = match shard.calls.get(call) {
                 Some(id) => match shard.tools.get(id) {
                     Some(slot) => return Ok(Some(slot.row.clone())),
-                    None => tool_uses::get(self.conn, id)?,
+                    None => {
+                        let id = id.clone();
+                        self.backing.read(move |c| tool_uses::get(c, &id))?
+                    }
                 },
-                None if shard.backed => tool_uses::by_call(self.conn, session, call)?,
+                None if shard.backed => {
+                    let (session, call) = (session.to_string(), call.to_string());
+                    self.backing
+                        .read(move |c| tool_uses::by_call(c, &session, &call))?
+                }
                 None => None,
             };
             if let Some(tool) = &found {

@@ -86,9 +86,9 @@ pub fn advance(conn: &Connection, through: i64) -> rusqlite::Result<()> {
         .collect::<rusqlite::Result<Vec<_>>>()?;
     // As a rebuild replays: the agent rows in memory, written once at the end of the step.
     projection::sql::on_snapshot(|| {
-        let tables = Cached::new(conn);
+        let tables = Cached::new(conn, false);
         for event in &events {
-            projection::apply_to(&tables, event)?;
+            projection::apply_to(&tables, conn, event)?;
         }
         tables.flush()
     })?;

@@ -813,7 +813,7 @@ impl WriterThread {
             true => Live::holding(&self.conn, &self.session_rows),
             false => Live::new(&self.conn),
         };
-        let effects = projection::apply_to(&tables, &row)?;
+        let effects = projection::apply_to(&tables, &self.conn, &row)?;
         let appended = Appended {
             id: row.event_id.clone(),
             sequence: row.sequence,
