@@ -303,6 +303,12 @@ struct Shard {
     /// evictions.
     calls: HashMap<String, String>,
     running: HashSet<String>,
+    /// Ids of the missions and tool uses put in memory or changed since the last take (a
+    /// take looks at these only, not at every open row).
+    touched_missions: Vec<String>,
+    touched_tools: Vec<String>,
+    /// Whether the shard is in [`Memory::touched`].
+    listed: bool,
     backed: bool,
     evicted: bool,
 }
@@ -329,6 +335,7 @@ impl Shard {
     fn keep_mission(&mut self, mission: Mission, dirty: bool) {
         let id = mission.id.clone();
         list(&mut self.active, &id, mission.state == "active");
+        self.touched_missions.push(id.clone());
         keep(&mut self.missions, id, mission, dirty);
     }
 
@@ -340,6 +347,7 @@ impl Shard {
             self.calls.insert(call.clone(), id.clone());
         }
         list(&mut self.running, &id, tool.status == "running");
+        self.touched_tools.push(id.clone());
         keep(&mut self.tools, id, tool, dirty);
     }
 
@@ -365,34 +373,45 @@ impl Shard {
             changes.heroes.push(hero.row.clone());
         }
         let missions = self.missions.len();
-        take(
-            &mut self.missions,
-            |m| m.state == "active",
-            &mut changes.missions,
-        );
-        take(
-            &mut self.tools,
-            |t| t.status == "running",
-            &mut changes.tools,
-        );
+        for id in self.touched_missions.drain(..) {
+            take(
+                &mut self.missions,
+                &id,
+                |m| m.state == "active",
+                &mut changes.missions,
+            );
+        }
+        for id in self.touched_tools.drain(..) {
+            take(
+                &mut self.tools,
+                &id,
+                |t| t.status == "running",
+                &mut changes.tools,
+            );
+        }
         // A tool row let go of is still found through `calls`; a mission only through SQL.
         self.evicted |= self.missions.len() < missions;
+        self.listed = false;
     }
 }
 
-/// Moves a table's closed rows out of memory (into `out` when changed), and copies its
-/// changed open rows into `out`, marking them as SQL's.
+/// Takes a row out for writing: a closed one leaves memory (into `out` when changed), a
+/// changed open one is copied into `out` and marked as SQL's.
 fn take<T: Clone>(
     rows: &mut HashMap<String, Slot<T>>,
+    id: &str,
     open: impl Fn(&T) -> bool,
     out: &mut Vec<T>,
 ) {
-    for (_, slot) in rows.extract_if(|_, slot| !open(&slot.row)) {
+    let Some(slot) = rows.get_mut(id) else {
+        return; // taken already (an id touched twice)
+    };
+    if !open(&slot.row) {
+        let slot = rows.remove(id).expect("found above");
         if slot.dirty {
             out.push(slot.row);
         }
-    }
-    for slot in rows.values_mut().filter(|s| s.dirty) {
+    } else if slot.dirty {
         slot.dirty = false;
         out.push(slot.row.clone());
     }
@@ -426,6 +445,8 @@ fn list(open: &mut HashSet<String>, id: &str, is_open: bool) {
 struct Memory {
     sessions: SessionRows,
     shards: HashMap<String, Shard>,
+    /// The sessions whose shard was used since the last take.
+    touched: Vec<String>,
     effects: Vec<(String, Effects)>,
 }
 
@@ -546,8 +567,10 @@ impl<B: Backing> Cached<B> {
             effects: std::mem::take(&mut memory.effects),
             ..Changes::default()
         };
-        for shard in memory.shards.values_mut() {
-            shard.take(&mut changes);
+        for session in memory.touched.drain(..) {
+            if let Some(shard) = memory.shards.get_mut(&session) {
+                shard.take(&mut changes);
+            }
         }
         // In primary-key order, so the rows are written in the same order every time
         // (measured, the order made no clear difference to the speed).
@@ -559,6 +582,7 @@ impl<B: Backing> Cached<B> {
 
     fn with_shard<T>(&self, session: &str, f: impl FnOnce(&mut Shard) -> Result<T>) -> Result<T> {
         let mut memory = self.memory.borrow_mut();
+        let memory = &mut *memory;
         if !memory.shards.contains_key(session) {
             let shard = match self.fresh {
                 true => Shard::default(),
@@ -570,6 +594,10 @@ impl<B: Backing> Cached<B> {
             memory.shards.insert(session.to_string(), shard);
         }
         let shard = memory.shards.get_mut(session).expect("loaded above");
+        if !shard.listed {
+            shard.listed = true;
+            memory.touched.push(session.to_string());
+        }
         f(shard)
     }
 }
@@ -715,6 +743,7 @@ impl<B: Backing> Tables for Cached<B> {
                     slot.row.closed_event_id = Some(event_id.to_string());
                     slot.row.finished_at = Some(at.to_string());
                     slot.dirty = true;
+                    shard.touched_tools.push(id);
                 }
             }
             Ok(())
