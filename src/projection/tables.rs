@@ -20,11 +20,11 @@ use super::sessions::{self, Facts, Record};
 use super::sql;
 use super::tool_uses::{self, ToolUse};
 use crate::event::StoredEvent;
+use foldhash::{HashMap, HashSet};
 use rusqlite::{Connection, params};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 
 pub type Result<T> = rusqlite::Result<T>;
 
