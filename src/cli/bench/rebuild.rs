@@ -37,11 +37,21 @@ const FACTORY: [&str; 6] = [
     "SESSION_COMPLETED",
 ];
 
-/// Event `i` of the mixed workload, in `POST /events` form: a prompt, two tool calls and a
-/// tool result, a subagent start or stop, a normalized event, a factory event, and a Stop or
-/// a plain event, over 40 agent sessions, 30 adapter sessions and 10 factory sessions.
+/// Event `i` of the mixed workload, in `POST /events` form. It comes in cycles of eight: a
+/// prompt, two tool calls and the result of the first, a subagent start or stop, a normalized
+/// event, a factory event, and a Stop or a plain event. Each cycle's hook events go to one of
+/// 40 agent sessions in turn; on alternate visits to a session its subagent starts or stops,
+/// and a Stop ends its prompt (interrupting the second tool call). The normalized and factory
+/// events go to 30 adapter and 10 factory sessions.
+///
+/// (Before 2026-12-01 the agent session was `i % 40`, so each session got one kind of event:
+/// no tool result matched its call, and a quarter of the events left a tool use running for
+/// good.)
 pub fn mixed_event(i: usize) -> Value {
-    let session = format!("s{}", i % 40);
+    let cycle = i / 8;
+    let agent = cycle % 40;
+    let second_visit = (cycle / 40) % 2 == 1;
+    let session = format!("s{agent}");
     match i % 8 {
         0 => json!({"type": "UserPromptSubmit", "sessionId": session, "source": "hook",
                     "payload": {"prompt": format!("task {i}"), "cwd": "/w"}}),
@@ -50,9 +60,9 @@ pub fn mixed_event(i: usize) -> Value {
                                 "tool_input": {"command": format!("make {i}")}}}),
         3 => json!({"type": "PostToolUse", "sessionId": session, "source": "hook",
                     "payload": {"tool_use_id": format!("t{}", i - 2), "ok": !i.is_multiple_of(3)}}),
-        4 => json!({"type": if i % 16 == 4 { "SubagentStart" } else { "SubagentStop" },
+        4 => json!({"type": if second_visit { "SubagentStop" } else { "SubagentStart" },
                     "sessionId": session, "source": "hook",
-                    "payload": {"agent_id": format!("a{}", i % 64)}}),
+                    "payload": {"agent_id": format!("a{agent}")}}),
         5 => json!({"type": NORMALIZED[i % 4], "sessionId": format!("n{}", i % 30),
                     "source": "normalized",
                     "payload": {"paneId": "%1", "reason": "permission", "message": "m"}}),
@@ -65,7 +75,7 @@ pub fn mixed_event(i: usize) -> Value {
                                             "outcome": "ACCEPTED", "finalStatus": "SUCCEEDED",
                                             "startedAt": "2026-11-30T12:00:00Z"}}})
         }
-        _ if i % 16 == 7 => {
+        _ if second_visit => {
             json!({"type": "Stop", "sessionId": session, "source": "hook", "payload": {}})
         }
         _ => json!({"type": "note", "sessionId": session, "payload": {"i": i}}),
