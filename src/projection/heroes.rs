@@ -3,8 +3,9 @@
 //! after every rebuild, whichever of its events arrives first.
 
 use super::sql;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
 use serde::Serialize;
+use std::sync::LazyLock;
 use uuid::Uuid;
 
 /// The namespace hero ids are made in (fixed forever: changing it renames every hero).
@@ -83,18 +84,29 @@ pub fn list(conn: &Connection, state: Option<&str>, limit: u32) -> rusqlite::Res
 }
 
 /// Writes the hero as it now is.
-pub fn save(conn: &Connection, hero: &Hero) -> rusqlite::Result<()> {
-    sql::prepare(
-        conn,
-        &format!(
-            "INSERT INTO heroes ({COLUMNS})
+/// The statement [`save`] runs, prepared once by [`saving`] to write many rows.
+static SAVE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "INSERT INTO heroes ({COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
          ON CONFLICT (id) DO UPDATE SET cli = ?3, cwd = ?4, tty = ?5, model = ?6,
              faction = ?7, state = ?8, active_mission_id = ?9, mission_count = ?10,
              updated_at = ?13, last_sequence = ?14"
-        ),
-    )?
-    .execute(params![
+    )
+});
+
+/// The prepared statement [`save_with`] runs.
+pub fn saving(conn: &Connection) -> rusqlite::Result<CachedStatement<'_>> {
+    sql::prepare(conn, &SAVE)
+}
+
+pub fn save(conn: &Connection, hero: &Hero) -> rusqlite::Result<()> {
+    save_with(&mut saving(conn)?, hero)
+}
+
+/// [`save`] with a statement from [`saving`].
+pub fn save_with(statement: &mut CachedStatement<'_>, hero: &Hero) -> rusqlite::Result<()> {
+    statement.execute(params![
         hero.id,
         hero.session_id,
         hero.cli,

@@ -4,8 +4,9 @@
 //! is `mission-` and the id of the event that opened it.
 
 use super::sql;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
 use serde::Serialize;
+use std::sync::LazyLock;
 
 /// The mission id an opening event gives.
 pub fn mission_id(event_id: &str) -> String {
@@ -154,15 +155,26 @@ pub fn list(
     .collect()
 }
 
-pub fn save(conn: &Connection, m: &Mission) -> rusqlite::Result<()> {
-    sql::prepare(
-        conn,
-        &format!(
-            "INSERT OR REPLACE INTO missions ({COLUMNS})
+/// The statement [`save`] runs, prepared once by [`saving`] to write many rows.
+static SAVE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "INSERT OR REPLACE INTO missions ({COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
-        ),
-    )?
-    .execute(params![
+    )
+});
+
+/// The prepared statement [`save_with`] runs.
+pub fn saving(conn: &Connection) -> rusqlite::Result<CachedStatement<'_>> {
+    sql::prepare(conn, &SAVE)
+}
+
+pub fn save(conn: &Connection, m: &Mission) -> rusqlite::Result<()> {
+    save_with(&mut saving(conn)?, m)
+}
+
+/// [`save`] with a statement from [`saving`].
+pub fn save_with(statement: &mut CachedStatement<'_>, m: &Mission) -> rusqlite::Result<()> {
+    statement.execute(params![
         m.id,
         m.hero_id,
         m.session_id,

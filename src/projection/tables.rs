@@ -145,12 +145,15 @@ impl Tables for Live<'_> {
     }
 }
 
+const SAVE_EFFECTS: &str =
+    "INSERT OR REPLACE INTO hook_effects (event_id, hero_id, mission_id) VALUES (?1, ?2, ?3)";
+
 fn save_effects(conn: &Connection, event_id: &str, effects: &Effects) -> Result<()> {
-    sql::prepare(
-        conn,
-        "INSERT OR REPLACE INTO hook_effects (event_id, hero_id, mission_id) VALUES (?1, ?2, ?3)",
-    )?
-    .execute(params![event_id, effects.hero_id, effects.mission_id])?;
+    sql::prepare(conn, SAVE_EFFECTS)?.execute(params![
+        event_id,
+        effects.hero_id,
+        effects.mission_id
+    ])?;
     Ok(())
 }
 
@@ -500,20 +503,24 @@ impl Changes {
             record.store(conn, *stored)?;
             between()?;
         }
+        let mut save = heroes::saving(conn)?;
         for hero in &self.heroes {
-            heroes::save(conn, hero)?;
+            heroes::save_with(&mut save, hero)?;
             between()?;
         }
+        let mut save = missions::saving(conn)?;
         for mission in &self.missions {
-            missions::save(conn, mission)?;
+            missions::save_with(&mut save, mission)?;
             between()?;
         }
+        let mut save = tool_uses::saving(conn)?;
         for tool in &self.tools {
-            tool_uses::save(conn, tool)?;
+            tool_uses::save_with(&mut save, tool)?;
             between()?;
         }
+        let mut save = sql::prepare(conn, SAVE_EFFECTS)?;
         for (event_id, effects) in &self.effects {
-            save_effects(conn, event_id, effects)?;
+            save.execute(params![event_id, effects.hero_id, effects.mission_id])?;
             between()?;
         }
         Ok(())

@@ -4,8 +4,9 @@
 //! event that made it.
 
 use super::sql;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
 use serde::Serialize;
+use std::sync::LazyLock;
 
 /// The tool use id an event gives.
 pub fn tool_row_id(event_id: &str) -> String {
@@ -163,15 +164,26 @@ pub fn list(
     .collect()
 }
 
-pub fn save(conn: &Connection, t: &ToolUse) -> rusqlite::Result<()> {
-    sql::prepare(
-        conn,
-        &format!(
-            "INSERT OR REPLACE INTO tool_uses ({COLUMNS})
+/// The statement [`save`] runs, prepared once by [`saving`] to write many rows.
+static SAVE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "INSERT OR REPLACE INTO tool_uses ({COLUMNS})
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
-        ),
-    )?
-    .execute(params![
+    )
+});
+
+/// The prepared statement [`save_with`] runs.
+pub fn saving(conn: &Connection) -> rusqlite::Result<CachedStatement<'_>> {
+    sql::prepare(conn, &SAVE)
+}
+
+pub fn save(conn: &Connection, t: &ToolUse) -> rusqlite::Result<()> {
+    save_with(&mut saving(conn)?, t)
+}
+
+/// [`save`] with a statement from [`saving`].
+pub fn save_with(statement: &mut CachedStatement<'_>, t: &ToolUse) -> rusqlite::Result<()> {
+    statement.execute(params![
         t.id,
         t.session_id,
         t.hero_id,
