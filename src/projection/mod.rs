@@ -297,8 +297,8 @@ pub fn rebuild_with(conn: &Connection, how: Replay) -> rusqlite::Result<u64> {
 }
 
 /// A second, read-only connection to the database, when it is a file and sees the same log
-/// as `conn` (the caller's transaction has not changed the events): the replay then runs on
-/// two threads.
+/// as `conn` (the caller's transaction has not appended or pruned events): the replay then
+/// runs on two threads.
 fn reader_for(conn: &Connection, after: i64) -> rusqlite::Result<Option<Connection>> {
     let Some(path) = conn.path().filter(|p| !p.is_empty()) else {
         return Ok(None);
@@ -308,9 +308,13 @@ fn reader_for(conn: &Connection, after: i64) -> rusqlite::Result<Option<Connecti
     let Ok(reader) = Connection::open_with_flags(path, flags) else {
         return Ok(None);
     };
+    // The log changes only by appends at the head and pruning at the tail, so two views of it
+    // with the same first and last sequence hold the same events. (Counting them too cost a
+    // scan of the whole table on each connection: 5% of a rebuild.)
     let extent = |c: &Connection| -> rusqlite::Result<(i64, i64)> {
         c.query_row(
-            "SELECT COALESCE(MAX(sequence), 0), COUNT(*) FROM events WHERE sequence > ?1",
+            "SELECT COALESCE((SELECT MIN(sequence) FROM events WHERE sequence > ?1), 0),
+                    COALESCE((SELECT MAX(sequence) FROM events WHERE sequence > ?1), 0)",
             [after],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
