@@ -574,6 +574,16 @@ impl<B: Backing> Cached<B> {
             effects: std::mem::take(&mut memory.effects),
             ..Changes::default()
         };
+        // Room for every touched row at once: growing the vectors a row at a time copied
+        // these large rows again and again (half of the time taking them).
+        let (mut missions, mut tools) = (0, 0);
+        for shard in memory.touched.iter().filter_map(|s| memory.shards.get(s)) {
+            missions += shard.touched_missions.len();
+            tools += shard.touched_tools.len();
+        }
+        changes.heroes.reserve(memory.touched.len());
+        changes.missions.reserve(missions);
+        changes.tools.reserve(tools);
         for session in memory.touched.drain(..) {
             if let Some(shard) = memory.shards.get_mut(&session) {
                 shard.take(&mut changes);
