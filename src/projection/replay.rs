@@ -53,8 +53,10 @@ pub fn inline(conn: &Connection, after: i64, fresh: bool, every: u64) -> Result<
     Ok(replayed)
 }
 
-/// A read of SQL asked for by the other thread; it sends the answer itself.
-type Read = Box<dyn FnOnce(&Connection) + Send>;
+/// A read of SQL asked for by the other thread; it sends the answer itself, and returns the
+/// error if the read failed (this thread then stops: SQLite may have rolled the transaction
+/// back, and the queued work must not run outside it).
+type Read = Box<dyn FnOnce(&Connection) -> Result<()> + Send>;
 
 /// An alert the agent projections raised, recorded with its event.
 struct Raised {
@@ -123,8 +125,15 @@ impl Backing for Remote {
             self.unacked.set(self.unacked.get() - 1);
         }
         let (answer, answered) = mpsc::sync_channel(1);
-        let ask: Read = Box::new(move |conn: &Connection| {
-            let _ = answer.send(read(conn));
+        let ask: Read = Box::new(move |conn: &Connection| match read(conn) {
+            Ok(answered) => {
+                let _ = answer.send(Ok(answered));
+                Ok(())
+            }
+            Err(e) => {
+                let _ = answer.send(Err(stopped()));
+                Err(e)
+            }
         });
         self.reads.send(ask).map_err(|_| stopped())?;
         // Wakes this thread if it waits for work. When the queue is full it is busy, and
@@ -232,9 +241,9 @@ fn answer(
     acks: mpsc::Sender<()>,
     done: mpsc::Sender<Vec<Step>>,
 ) -> Result<()> {
-    let mut serve = || -> Result<()> {
+    let serve = || -> Result<()> {
         while let Ok(read) = reads.try_recv() {
-            read(conn);
+            read(conn)?;
         }
         Ok(())
     };
@@ -261,11 +270,69 @@ fn answer(
                 let _ = done.send(steps);
             }
             Job::Write(changes) => {
-                changes.write(conn, &mut serve)?;
+                // No read waits meanwhile: the other thread asks only once every write is
+                // confirmed.
+                changes.write(conn)?;
                 let _ = acks.send(());
             }
             Job::Failed(e) => return Err(e),
             Job::Wake => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read the other thread asked for fails: this thread stops at once, with that error,
+    /// and runs none of the work queued behind it (SQLite may have rolled the transaction
+    /// back, and that work would then be committed statement by statement).
+    #[test]
+    fn a_failed_read_stops_the_connections_thread_before_the_queued_work() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::store::migrate::migrate(&mut conn).unwrap();
+        let (jobs_in, jobs) = mpsc::sync_channel(QUEUE);
+        let (reads_in, reads) = mpsc::channel::<Read>();
+        let (acks_in, _acks) = mpsc::channel();
+        let (done_in, _done) = mpsc::channel();
+        let (answer_in, answered) = mpsc::channel();
+        reads_in
+            .send(Box::new(move |c: &Connection| {
+                let read = sql::prepare(c, "SELECT nothing FROM nowhere").map(|_| ());
+                let failed = read.is_err();
+                answer_in.send(failed).unwrap();
+                read
+            }))
+            .unwrap();
+        // An event of a type outside the catalogue: applying it raises an alert.
+        let event = StoredEvent {
+            sequence: 1,
+            event_id: "e1".into(),
+            session_id: None,
+            session_sequence: None,
+            event_type: "no.such.type".into(),
+            source: "api".into(),
+            event_time: "2026-12-01T00:00:00.000Z".into(),
+            received_at: "2026-12-01T00:00:00.000Z".into(),
+            payload: "{}".into(),
+        };
+        let step = Step {
+            event,
+            parsed: Parsed::Other,
+            raised: Vec::new(),
+        };
+        jobs_in.send(Job::Steps(vec![step])).unwrap();
+        drop(jobs_in);
+
+        let result = answer(&conn, jobs, reads, acks_in, done_in);
+        assert!(answered.recv().unwrap(), "the read ran and failed");
+        let error = result.expect_err("the failed read stops it").to_string();
+        assert!(error.contains("nowhere"), "{error}");
+        let alerts: i64 = sql::prepare(&conn, "SELECT COUNT(*) FROM alerts")
+            .unwrap()
+            .query_row([], |r| r.get(0))
+            .unwrap();
+        assert_eq!(alerts, 0, "the queued event was not applied");
     }
 }

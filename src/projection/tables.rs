@@ -166,6 +166,9 @@ fn save_effects(conn: &Connection, event_id: &str, effects: &Effects) -> Result<
 #[derive(Default)]
 pub struct SessionRows {
     rows: HashMap<String, SessionRow>,
+    /// The sessions whose row became changed since the last write (a write looks at these
+    /// only; a rebuild holds every session's row).
+    changed: Vec<String>,
     /// While a request is open: each row it changed, as it was before (`None`: not held).
     undo: Option<Vec<(String, Option<SessionRow>)>>,
     /// The open (or last) request, counted from 1.
@@ -203,7 +206,10 @@ impl SessionRows {
                 row.saved_for = self.request;
             }
             row.record.update(event, facts);
-            row.dirty = true;
+            if !row.dirty {
+                row.dirty = true;
+                self.changed.push(session.to_string());
+            }
             return Ok(());
         }
         let stored = load(session)?;
@@ -219,6 +225,7 @@ impl SessionRows {
             saved_for: self.request,
         };
         self.rows.insert(session.to_string(), row);
+        self.changed.push(session.to_string());
         Ok(())
     }
 
@@ -247,21 +254,26 @@ impl SessionRows {
     /// marked written and some not, so the caller must abandon the transaction and
     /// [`SessionRows::clear`] them (the writer then runs the batch again without holding rows).
     pub fn flush(&mut self, conn: &Connection) -> Result<()> {
-        for row in self.rows.values_mut().filter(|row| row.dirty) {
-            row.record.store(conn, row.stored)?;
-            row.stored = true;
-            row.dirty = false;
+        for session in std::mem::take(&mut self.changed) {
+            // A row undone since it changed may be gone, or as SQL has it.
+            if let Some(row) = self.rows.get_mut(&session).filter(|row| row.dirty) {
+                row.record.store(conn, row.stored)?;
+                row.stored = true;
+                row.dirty = false;
+            }
         }
         Ok(())
     }
 
     /// The changed rows, each with whether SQL has a row for its session, marked written.
     fn changed(&mut self) -> Vec<(Record, bool)> {
-        let mut rows = Vec::new();
-        for row in self.rows.values_mut().filter(|row| row.dirty) {
-            rows.push((row.record.clone(), row.stored));
-            row.stored = true;
-            row.dirty = false;
+        let mut rows = Vec::with_capacity(self.changed.len());
+        for session in std::mem::take(&mut self.changed) {
+            if let Some(row) = self.rows.get_mut(&session).filter(|row| row.dirty) {
+                rows.push((row.record.clone(), row.stored));
+                row.stored = true;
+                row.dirty = false;
+            }
         }
         rows
     }
@@ -275,6 +287,7 @@ impl SessionRows {
     /// gone).
     pub fn clear(&mut self) {
         self.rows.clear();
+        self.changed.clear();
         self.undo = None;
     }
 }
@@ -496,32 +509,26 @@ pub struct Changes {
 }
 
 impl Changes {
-    /// Writes every row, calling `between` after each (a rebuild answers the other thread's
-    /// reads there).
-    pub fn write(&self, conn: &Connection, between: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+    /// Writes every row.
+    pub fn write(&self, conn: &Connection) -> Result<()> {
         for (record, stored) in &self.sessions {
             record.store(conn, *stored)?;
-            between()?;
         }
         let mut save = heroes::saving(conn)?;
         for hero in &self.heroes {
             heroes::save_with(&mut save, hero)?;
-            between()?;
         }
         let mut save = missions::saving(conn)?;
         for mission in &self.missions {
             missions::save_with(&mut save, mission)?;
-            between()?;
         }
         let mut save = tool_uses::saving(conn)?;
         for tool in &self.tools {
             tool_uses::save_with(&mut save, tool)?;
-            between()?;
         }
         let mut save = sql::prepare(conn, SAVE_EFFECTS)?;
         for (event_id, effects) in &self.effects {
             save.execute(params![event_id, effects.hero_id, effects.mission_id])?;
-            between()?;
         }
         Ok(())
     }
@@ -533,7 +540,10 @@ pub struct Cached<B> {
     backing: B,
     memory: RefCell<Memory>,
     /// Whether SQL had no agent rows when the replay began: then a row that is not in memory
-    /// and was never let go of does not exist, and is not looked for.
+    /// and was never let go of does not exist, and is not looked for. This holds because
+    /// session rows and shards are never let go of (only closed missions, marked `evicted`,
+    /// and finished tool uses, found through `calls`): letting go of either would need the
+    /// same kind of mark.
     fresh: bool,
 }
 
@@ -546,7 +556,7 @@ impl<'c> Cached<&'c Connection> {
 
     /// Writes every changed row to SQL and lets go of the rows no open work needs.
     pub fn flush(&self) -> Result<()> {
-        self.take_changes().write(self.backing, &mut || Ok(()))
+        self.take_changes().write(self.backing)
     }
 }
 
