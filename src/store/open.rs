@@ -15,6 +15,11 @@ const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 /// The writer's page cache, in KiB (negative = KiB for `cache_size`): a large batch must fit,
 /// or SQLite spills dirty pages to the WAL in the middle of the transaction.
 const WRITER_CACHE_KIB: i64 = 64 * 1024;
+/// The page size a new database is made with (an existing one keeps its own). Under NDJSON
+/// batch load 8 KiB pages measured 9% faster than SQLite's 4 KiB (fewer WAL frames, each
+/// written and checksummed on its own, and fewer checkpoints), with single-event and serial
+/// load unchanged; 16 KiB made single-event load 8% slower (docs/performance.md).
+pub const PAGE_SIZE: i64 = 8192;
 /// Prepared statements kept per connection. The writer alone runs more than rusqlite's
 /// default 16 distinct statements for hook events, and one evicted is parsed again next time.
 const STATEMENT_CACHE: usize = 128;
@@ -24,6 +29,8 @@ pub fn open_writer(path: &Path, durability: Durability) -> rusqlite::Result<Conn
     let mut conn = Connection::open(path)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Before WAL: once the journal is a WAL the page size can no longer change.
+    conn.pragma_update(None, "page_size", PAGE_SIZE)?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(rusqlite::Error::SqliteFailure(
@@ -81,6 +88,7 @@ mod tests {
                 rusqlite::types::Value::Text("wal".into())
             );
             assert_eq!(get("temp_store"), rusqlite::types::Value::Integer(2));
+            assert_eq!(get("page_size"), rusqlite::types::Value::Integer(PAGE_SIZE));
             assert_eq!(
                 get("journal_size_limit"),
                 rusqlite::types::Value::Integer(JOURNAL_SIZE_LIMIT)
@@ -91,6 +99,26 @@ mod tests {
             reader.execute("DELETE FROM events", []).is_err(),
             "readers cannot write"
         );
+    }
+
+    #[test]
+    fn a_database_made_with_other_pages_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        let old = Connection::open(&path).unwrap();
+        old.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
+            .unwrap();
+        old.execute_batch("CREATE TABLE t (x)").unwrap();
+        drop(old);
+        let conn = open_writer(&path, Durability::Full).unwrap();
+        let size: i64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(size, 4096);
+        let events: i64 = conn
+            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(events, 0, "migrated all the same");
     }
 
     #[test]
