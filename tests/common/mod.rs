@@ -216,7 +216,7 @@ pub fn dump_projections(conn: &rusqlite::Connection) -> Vec<String> {
 
 /// Rebuilds the projections of a stopped server's database from its log, writing the rows the
 /// replay holds in memory every event, every few events and only at the end, reading the log
-/// on the replay's thread and beside it, and checks each rebuild equals the live tables row
+/// on one thread and on two, and checks each rebuild equals the live tables row
 /// for row (then rolls it back).
 pub fn assert_rebuilds_to_live(path: &std::path::Path) {
     let mut conn = Connection::open(path).expect("open the db");
