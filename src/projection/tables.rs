@@ -254,28 +254,31 @@ impl SessionRows {
     /// marked written and some not, so the caller must abandon the transaction and
     /// [`SessionRows::clear`] them (the writer then runs the batch again without holding rows).
     pub fn flush(&mut self, conn: &Connection) -> Result<()> {
-        for session in std::mem::take(&mut self.changed) {
-            // A row undone since it changed may be gone, or as SQL has it.
-            if let Some(row) = self.rows.get_mut(&session).filter(|row| row.dirty) {
-                row.record.store(conn, row.stored)?;
-                row.stored = true;
-                row.dirty = false;
-            }
-        }
-        Ok(())
+        self.take_changed(|row| row.record.store(conn, row.stored))
     }
 
     /// The changed rows, each with whether SQL has a row for its session, marked written.
     fn changed(&mut self) -> Vec<(Record, bool)> {
         let mut rows = Vec::with_capacity(self.changed.len());
+        self.take_changed(|row| {
+            rows.push((row.record.clone(), row.stored));
+            Ok(())
+        })
+        .expect("collecting cannot fail");
+        rows
+    }
+
+    /// Hands each changed row to `write`, then marks it written.
+    fn take_changed(&mut self, mut write: impl FnMut(&SessionRow) -> Result<()>) -> Result<()> {
         for session in std::mem::take(&mut self.changed) {
+            // A row undone since it changed may be gone, or as SQL has it.
             if let Some(row) = self.rows.get_mut(&session).filter(|row| row.dirty) {
-                rows.push((row.record.clone(), row.stored));
+                write(row)?;
                 row.stored = true;
                 row.dirty = false;
             }
         }
-        rows
+        Ok(())
     }
 
     /// How many rows are held.
