@@ -22,6 +22,9 @@ pub struct CalibrateArgs {
     /// fsyncs timed.
     #[arg(long, default_value_t = 300)]
     pub syncs: usize,
+    /// Single-event POSTs sent to the do-nothing HTTP server (0: skip it).
+    #[arg(long, default_value_t = 100_000)]
+    pub http_events: usize,
 }
 
 /// Events per transaction, as in the reference.
@@ -33,6 +36,9 @@ const APPEND_ORDERED: (f64, f64) = (40_000.0, 55_000.0);
 const APPEND_RANDOM: (f64, f64) = (15_000.0, 20_000.0);
 const PARSE: (f64, f64) = (300_000.0, 300_000.0);
 const FSYNC_MS: (f64, f64) = (0.2, 0.5);
+/// Issue 2's target for single-event POSTs at 64 connections, events/s.
+const SINGLE_TARGET: f64 = 20_000.0;
+const CONNECTIONS: usize = 64;
 
 #[derive(Clone, Copy)]
 enum Ids {
@@ -72,6 +78,21 @@ impl CalibrateArgs {
             FSYNC_MS.0,
             FSYNC_MS.1
         );
+        if self.http_events > 0 {
+            let floor = super::floor::measure(self.http_events, CONNECTIONS)?;
+            let factor = ordered / ((APPEND_ORDERED.0 + APPEND_ORDERED.1) / 2.0);
+            println!(
+                "  HTTP floor, single POSTs at {CONNECTIONS} connections to a server that stores nothing: \
+                 {} events/s{} (issue 2's {} at the append factor x{factor:.2}: {})",
+                grouped(floor.events_per_second),
+                floor
+                    .server_cpu_micros
+                    .map(|us| format!(", server CPU {us:.1} µs/request"))
+                    .unwrap_or_default(),
+                grouped(SINGLE_TARGET),
+                grouped(SINGLE_TARGET * factor),
+            );
+        }
         Ok(())
     }
 }

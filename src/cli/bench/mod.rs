@@ -3,6 +3,7 @@
 //! server's alone; `--url` points it at a running one instead.
 
 pub mod calibrate;
+pub mod floor;
 pub mod hook;
 pub mod ingest;
 pub mod rebuild;
@@ -25,9 +26,12 @@ pub enum BenchCommand {
     Hook(hook::HookBenchArgs),
     /// How fast `hooklog rebuild` re-derives the projections of a mixed workload.
     Rebuild(rebuild::RebuildArgs),
-    /// This machine's own speed right now (raw SQLite appends, JSON parsing, fsync), against
-    /// the reference numbers the issues were written with.
+    /// This machine's own speed right now (raw SQLite appends, JSON parsing, fsync, an HTTP
+    /// server that does nothing), against the reference numbers the issues were written with.
     Calibrate(calibrate::CalibrateArgs),
+    /// The do-nothing HTTP server `calibrate` loads (not a hooklog: it stores nothing).
+    #[command(hide = true)]
+    NullServer(floor::NullServerArgs),
 }
 
 impl BenchCommand {
@@ -38,6 +42,7 @@ impl BenchCommand {
             BenchCommand::Rebuild(args) => args.run(),
             BenchCommand::Hook(args) => args.run(),
             BenchCommand::Calibrate(args) => args.run(),
+            BenchCommand::NullServer(args) => args.run(),
         }
     }
 }
@@ -70,12 +75,20 @@ impl Server {
     pub fn start(durability: Durability) -> anyhow::Result<Server> {
         let dir = std::env::temp_dir().join(format!("hooklog-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
-        let exe = std::env::current_exe().context("finding the hooklog binary")?;
-        let mut child = Command::new(exe)
+        let mut command =
+            Command::new(std::env::current_exe().context("finding the hooklog binary")?);
+        command
             .args(["serve", "--bind", "127.0.0.1:0", "--durability"])
             .arg(durability.pragma().to_lowercase())
             .arg("--db")
-            .arg(dir.join("bench.db"))
+            .arg(dir.join("bench.db"));
+        Server::spawn(command, dir)
+    }
+
+    /// Runs `command` (this binary, as a server on port 0) and waits for the address it prints
+    /// on its first line of stdout; `dir` is removed when it stops.
+    fn spawn(mut command: Command, dir: PathBuf) -> anyhow::Result<Server> {
+        let mut child = command
             .env("HOOKLOG_LOG", "warn")
             .stdout(Stdio::piped())
             .spawn()
