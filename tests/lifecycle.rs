@@ -241,3 +241,48 @@ async fn hooklog_rebuild_checks_and_restores_the_projections() {
     assert_eq!(cwd, "/home/dev/src/shop");
     drop(dir);
 }
+
+/// `serve` answers HTTP on the worker threads it is given (`--workers`, `HOOKLOG_WORKERS`), as
+/// `/stats` reports them; by default one fewer than the cores, at least one; 0 is refused.
+#[tokio::test]
+async fn serve_runs_as_many_http_workers_as_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("workers.db");
+    let client = reqwest::Client::new();
+    let default =
+        hooklog::config::http_workers_for(std::thread::available_parallelism().unwrap().get());
+    // (what is set, the flag, HOOKLOG_WORKERS, the workers expected)
+    let cases = [
+        ("--workers 3", Some("3"), None, 3),
+        ("HOOKLOG_WORKERS=2", None, Some("2"), 2),
+        ("the default", None, None, default),
+    ];
+    for (case, flag, env, expected) in cases {
+        let server = common::ServerProcess::start_with(&db, "127.0.0.1:0", |command| {
+            if let Some(n) = flag {
+                command.args(["--workers", n]);
+            }
+            if let Some(n) = env {
+                command.env("HOOKLOG_WORKERS", n);
+            }
+        });
+        let stats: Value = client
+            .get(format!("{}/stats", server.url))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(stats["httpWorkers"], expected, "{case}: {stats}");
+    }
+
+    let refused = Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--workers", "0", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--workers must be at least 1"), "{stderr}");
+}

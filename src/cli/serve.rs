@@ -3,7 +3,7 @@
 use crate::App;
 use crate::config::{
     Config, DEFAULT_BODY_LIMIT, DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_STREAMS, DEV_ORIGINS,
-    Durability, RateLimit, Secret, Security,
+    Durability, RateLimit, Secret, Security, default_http_workers,
 };
 use anyhow::{Context, bail};
 use clap::Args;
@@ -71,6 +71,10 @@ pub struct ServeArgs {
     /// Deepest nesting of arrays and objects accepted in a request body (400 deeper).
     #[arg(long, env = "HOOKLOG_MAX_JSON_DEPTH", default_value_t = DEFAULT_MAX_JSON_DEPTH)]
     pub max_json_depth: usize,
+    /// Threads answering HTTP requests. Default: one fewer than the machine's cores, at least
+    /// one, so that the writer thread keeps a core to itself under load.
+    #[arg(long, env = "HOOKLOG_WORKERS")]
+    pub workers: Option<usize>,
 }
 
 impl ServeArgs {
@@ -87,7 +91,15 @@ impl ServeArgs {
             security,
             ..Config::for_path(&self.db)
         };
-        let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+        let workers = self.workers.unwrap_or_else(default_http_workers);
+        if workers == 0 {
+            bail!("--workers must be at least 1");
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?;
         runtime.block_on(async move {
             let app = App::build(config)
                 .await

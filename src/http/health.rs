@@ -55,6 +55,8 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>)
 pub struct Stats {
     head_sequence: i64,
     stream_generation_id: String,
+    /// Threads of the runtime answering requests (`hooklog serve --workers`).
+    http_workers: usize,
     writer: StatsSnapshot,
     retention: Pruning,
 }
@@ -63,6 +65,7 @@ pub async fn stats(State(state): State<AppState>) -> Json<Stats> {
     Json(Stats {
         head_sequence: state.store.writer.head(),
         stream_generation_id: state.store.generation_id.clone(),
+        http_workers: tokio::runtime::Handle::current().metrics().num_workers(),
         writer: state.store.writer.stats().snapshot(),
         retention: state.store.writer.pruning(),
     })

@@ -28,7 +28,11 @@ impl NullServerArgs {
     /// Serves until killed, on a port of 127.0.0.1 it prints, with the runtime and TCP
     /// settings `hooklog serve` uses.
     pub fn run(self) -> anyhow::Result<()> {
-        let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(crate::config::default_http_workers())
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?;
         runtime.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             println!("null server listening on http://{}", listener.local_addr()?);
