@@ -189,6 +189,53 @@ async fn a_client_that_never_finishes_its_body_gets_408_and_cannot_hold_shutdown
     );
 }
 
+/// The body timeout is an idle timeout: a body that keeps arriving, each piece sooner than the
+/// timeout, is read to the end however long it takes in all.
+#[tokio::test]
+async fn a_body_that_trickles_in_within_the_idle_timeout_is_stored() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app =
+        common::spawn_app_with(|c| c.body_timeout = std::time::Duration::from_millis(400)).await;
+    let addr = app.url.trim_start_matches("http://").to_string();
+    let body = json!({"type": "Stop", "sessionId": "trickle", "payload": {"note": "x".repeat(60)}})
+        .to_string();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST /events HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    // Six pieces 100 ms apart: 500 ms in all, more than the timeout, never idle that long.
+    let pieces: Vec<&[u8]> = body.as_bytes().chunks(body.len().div_ceil(6)).collect();
+    assert_eq!(pieces.len(), 6);
+    for piece in pieces {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        stream.write_all(piece).await.unwrap();
+    }
+    let mut answer = vec![0; 4096];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("answered before the deadline")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(
+        common::open_read_only(&app.db_path)
+            .query_row(
+                "SELECT COUNT(*) FROM events WHERE session_id = 'trickle'",
+                [],
+                |r| r.get::<_, i64>(0)
+            )
+            .unwrap(),
+        1
+    );
+}
+
 #[tokio::test]
 async fn hooklog_rebuild_checks_and_restores_the_projections() {
     let app = common::spawn_app().await;

@@ -1,13 +1,8 @@
 //! The JSON depth limit. A request body is scanned as it arrives, before any parser sees it:
 //! once `[` and `{` outside strings are nested deeper than the limit, reading the body fails
 //! and the route answers `400 invalid_request` (details `{"maxDepth": N}`). Every route gets
-//! it, whatever parser it then uses, at the cost of one pass over the bytes.
-
-use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
-use futures_util::StreamExt;
+//! it, whatever parser it then uses, at the cost of one pass over the bytes. The scanner runs
+//! inside [`super::body_guard`], which wraps every request body.
 
 /// Why reading a body failed: it was nested deeper than the limit.
 #[derive(Debug, thiserror::Error)]
@@ -50,18 +45,6 @@ impl DepthScanner {
         }
         Ok(())
     }
-}
-
-pub async fn limit_depth(State(limit): State<usize>, request: Request, next: Next) -> Response {
-    let (parts, body) = request.into_parts();
-    let mut scanner = DepthScanner::default();
-    let chunks = body.into_data_stream().map(move |chunk| {
-        let chunk = chunk.map_err(axum::BoxError::from)?;
-        scanner.feed(&chunk, limit)?;
-        Ok::<_, axum::BoxError>(chunk)
-    });
-    next.run(Request::from_parts(parts, Body::from_stream(chunks)))
-        .await
 }
 
 #[cfg(test)]

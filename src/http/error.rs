@@ -214,9 +214,9 @@ impl From<PathRejection> for ApiError {
     }
 }
 
-/// Whether a body failed because `RequestBodyTimeoutLayer` gave up on it.
+/// Whether a body failed because no bytes arrived for the idle timeout.
 fn timed_out(rejection: &BytesRejection) -> bool {
-    cause::<tower_http::timeout::TimeoutError>(rejection).is_some()
+    cause::<super::body_guard::BodyTimedOut>(rejection).is_some()
 }
 
 /// The depth limit a body broke, if that is why it failed.

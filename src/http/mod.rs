@@ -2,6 +2,7 @@
 
 pub mod alerts;
 pub mod auth;
+pub mod body_guard;
 pub mod claims;
 pub mod decide;
 pub mod depth;
@@ -36,7 +37,6 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{Semaphore, watch};
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::timeout::RequestBodyTimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 /// Handles every handler needs, behind one shared pointer: a request clones the state for
@@ -163,7 +163,8 @@ pub fn routes() -> Vec<Route> {
 
 /// Every route, behind the guards. Outermost first: trace, `Host` check (on a loopback
 /// `bound` address), `Origin` check, CORS (answers preflights itself), rate limit, token, body
-/// limit, body timeout, JSON depth. `bound` is the address the listener has.
+/// limit, then the body's idle timeout and JSON depth (one wrapper). `bound` is the address
+/// the listener has.
 pub fn router(state: AppState, bound: SocketAddr) -> Router {
     let security = &state.config.security;
     let body_limit = state.config.body_limit;
@@ -176,11 +177,13 @@ pub fn router(state: AppState, bound: SocketAddr) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(from_fn_with_state(
-            security.max_json_depth,
-            depth::limit_depth,
+            body_guard::BodyLimits {
+                idle_timeout: body_timeout,
+                max_json_depth: security.max_json_depth,
+            },
+            body_guard::guard,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
-        .layer(RequestBodyTimeoutLayer::new(body_timeout))
         .layer(from_fn_with_state(
             auth::Auth::new(security.token.as_ref()),
             auth::require_token,

@@ -1,0 +1,97 @@
+//! The guards that look at a request body as it arrives, in one wrapper around it:
+//!
+//! - the idle timeout: a body that goes `timeout` without a frame fails (`408` on the routes);
+//! - the JSON depth limit ([`super::depth`]): once `[` and `{` outside strings are nested
+//!   deeper than the limit, reading the body fails (`400`).
+//!
+//! The timer runs only while the body is waiting for bytes. A body that is already there when
+//! the handler reads it (every small request) arms no timer at all: arming one registers it
+//! with the runtime's timer wheel, which wakes the runtime's I/O driver each time (a write to
+//! its eventfd and an extra turn of its loop), twice per request for the frame and the end of
+//! the body. See docs/performance.md, "Body guards".
+
+use super::depth::{DepthScanner, TooDeep};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use hyper::body::{Frame, SizeHint};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::Duration;
+use tokio::time::Sleep;
+
+/// Why reading a body failed: no bytes arrived for the idle timeout.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive in time")]
+pub struct BodyTimedOut;
+
+/// The limits [`guard`] applies to every request body.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimits {
+    pub idle_timeout: Duration,
+    pub max_json_depth: usize,
+}
+
+pub async fn guard(State(limits): State<BodyLimits>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let guarded = GuardedBody {
+        inner: body,
+        limits,
+        scanner: DepthScanner::default(),
+        idle: None,
+    };
+    next.run(Request::from_parts(parts, Body::new(guarded)))
+        .await
+}
+
+struct GuardedBody {
+    inner: Body,
+    limits: BodyLimits,
+    scanner: DepthScanner,
+    /// Armed while the body waits for its next frame; dropped when one arrives.
+    idle: Option<Pin<Box<Sleep>>>,
+}
+
+impl hyper::body::Body for GuardedBody {
+    type Data = axum::body::Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                this.idle = None;
+                let Some(frame) = frame else {
+                    return Poll::Ready(None);
+                };
+                let frame = frame.map_err(axum::BoxError::from)?;
+                if let Some(data) = frame.data_ref() {
+                    this.scanner
+                        .feed(data, this.limits.max_json_depth)
+                        .map_err(|e: TooDeep| Box::new(e) as axum::BoxError)?;
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Pending => {
+                let timeout = this.limits.idle_timeout;
+                let idle = this
+                    .idle
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                ready!(idle.as_mut().poll(cx));
+                Poll::Ready(Some(Err(Box::new(BodyTimedOut))))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
