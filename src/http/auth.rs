@@ -5,11 +5,10 @@
 //! or log it), whether or not a token is configured.
 
 use super::error::ApiError;
+use super::guard::Check;
 use crate::config::Secret;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, Method, Uri, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
@@ -44,23 +43,21 @@ fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
-/// The middleware: strips `access_token`, then lets the request through or answers `401`.
-pub async fn require_token(
-    State(auth): State<Arc<Auth>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    let from_query = match *request.method() {
-        Method::GET | Method::HEAD => take_query_token(request.uri_mut()),
-        _ => None,
-    };
-    let open = request.uri().path() == OPEN_PATH;
-    let given = bearer(request.headers()).or(from_query);
-    if open || auth.accepts(given.as_deref()) {
-        next.run(request).await
-    } else {
-        tracing::debug!(had_token = given.is_some(), "unauthorized");
-        ApiError::Unauthorized.into_response()
+/// The guard: strips `access_token`, then lets the request through or answers `401`.
+impl Check for Auth {
+    fn check(&self, request: &mut Request) -> Result<(), ApiError> {
+        let from_query = match *request.method() {
+            Method::GET | Method::HEAD => take_query_token(request.uri_mut()),
+            _ => None,
+        };
+        let open = request.uri().path() == OPEN_PATH;
+        let given = bearer(request.headers()).or(from_query);
+        if open || self.accepts(given.as_deref()) {
+            Ok(())
+        } else {
+            tracing::debug!(had_token = given.is_some(), "unauthorized");
+            Err(ApiError::Unauthorized)
+        }
     }
 }
 

@@ -11,10 +11,10 @@
 //! the body. See docs/performance.md, "Body guards".
 
 use super::depth::{DepthScanner, TooDeep};
+use super::error::ApiError;
+use super::guard::Check;
 use axum::body::Body;
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::extract::Request;
 use hyper::body::{Frame, SizeHint};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -26,23 +26,24 @@ use tokio::time::Sleep;
 #[error("the request body did not arrive in time")]
 pub struct BodyTimedOut;
 
-/// The limits [`guard`] applies to every request body.
+/// The limits applied to every request body: the guard wraps the body in them.
 #[derive(Clone, Copy, Debug)]
 pub struct BodyLimits {
     pub idle_timeout: Duration,
     pub max_json_depth: usize,
 }
 
-pub async fn guard(State(limits): State<BodyLimits>, request: Request, next: Next) -> Response {
-    let (parts, body) = request.into_parts();
-    let guarded = GuardedBody {
-        inner: body,
-        limits,
-        scanner: DepthScanner::default(),
-        idle: None,
-    };
-    next.run(Request::from_parts(parts, Body::new(guarded)))
-        .await
+impl Check for BodyLimits {
+    fn check(&self, request: &mut Request) -> Result<(), ApiError> {
+        let body = std::mem::take(request.body_mut());
+        *request.body_mut() = Body::new(GuardedBody {
+            inner: body,
+            limits: *self,
+            scanner: DepthScanner::default(),
+            idle: None,
+        });
+        Ok(())
+    }
 }
 
 struct GuardedBody {

@@ -7,10 +7,9 @@
 //! the token (required there) is the defence.
 
 use super::error::ApiError;
-use axum::extract::{Request, State};
+use super::guard::Check;
+use axum::extract::Request;
 use axum::http::header;
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -69,16 +68,14 @@ fn split_port(host: &str) -> (&str, Option<&str>) {
     }
 }
 
-pub async fn check_host(
-    State(check): State<Arc<HostCheck>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if super::header_refused(&request, header::HOST, |host| check.accepts(host)) {
-        tracing::debug!("host not allowed");
-        return ApiError::HostNotAllowed.into_response();
+impl Check for HostCheck {
+    fn check(&self, request: &mut Request) -> Result<(), ApiError> {
+        if super::header_refused(request, header::HOST, |host| self.accepts(host)) {
+            tracing::debug!("host not allowed");
+            return Err(ApiError::HostNotAllowed);
+        }
+        Ok(())
     }
-    next.run(request).await
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod events;
 pub mod extract;
 pub mod factory;
 pub mod gaps;
+pub mod guard;
 pub mod health;
 pub mod heroes;
 pub mod hooks;
@@ -29,7 +30,6 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath};
 use axum::handler::Handler;
 use axum::http::{HeaderName, Method, Request, Uri, header};
-use axum::middleware::from_fn_with_state;
 use axum::routing::{MethodFilter, MethodRouter, on};
 use error::ApiError;
 use std::net::SocketAddr;
@@ -162,50 +162,42 @@ pub fn routes() -> Vec<Route> {
 }
 
 /// Every route, behind the guards. Outermost first: trace, `Host` check (on a loopback
-/// `bound` address), `Origin` check, CORS (answers preflights itself), rate limit, token, body
-/// limit, then the body's idle timeout and JSON depth (one wrapper). `bound` is the address
-/// the listener has.
+/// `bound` address), `Origin` check, CORS (answers preflights itself), rate limit, token, then
+/// the body limit, idle timeout and JSON depth, which apply as the body is read. The checks are
+/// one [`guard::Checks`] layer, two when CORS sits between them. `bound` is the address the
+/// listener has.
 pub fn router(state: AppState, bound: SocketAddr) -> Router {
     let security = &state.config.security;
-    let body_limit = state.config.body_limit;
-    let body_timeout = state.config.body_timeout;
-    let mut router = routes()
+    let outer: Vec<Arc<dyn guard::Check>> = vec![
+        host::HostCheck::new(bound, &security.extra_hosts),
+        origin::OriginCheck::new(&security.cors_origins),
+    ];
+    let mut inner: Vec<Arc<dyn guard::Check>> = Vec::new();
+    if let Some(limit) = security.rate_limit {
+        inner.push(rate::RateLimiter::new(limit));
+    }
+    inner.push(auth::Auth::new(security.token.as_ref()));
+    inner.push(Arc::new(body_guard::BodyLimits {
+        idle_timeout: state.config.body_timeout,
+        max_json_depth: security.max_json_depth,
+    }));
+    let router = routes()
         .into_iter()
         .fold(Router::new(), |router, route| {
             router.route(route.path, route.handler)
         })
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(from_fn_with_state(
-            body_guard::BodyLimits {
-                idle_timeout: body_timeout,
-                max_json_depth: security.max_json_depth,
-            },
-            body_guard::guard,
-        ))
-        .layer(DefaultBodyLimit::max(body_limit))
-        .layer(from_fn_with_state(
-            auth::Auth::new(security.token.as_ref()),
-            auth::require_token,
-        ));
-    if let Some(limit) = security.rate_limit {
-        router = router.layer(from_fn_with_state(
-            rate::RateLimiter::new(limit),
-            rate::limit_rate,
-        ));
-    }
-    if !security.cors_origins.is_empty() {
-        router = router.layer(cors(&security.cors_origins));
-    }
+        .layer(DefaultBodyLimit::max(state.config.body_limit));
+    let router = if security.cors_origins.is_empty() {
+        router.layer(guard::Checks::new([outer, inner].concat()))
+    } else {
+        router
+            .layer(guard::Checks::new(inner))
+            .layer(cors(&security.cors_origins))
+            .layer(guard::Checks::new(outer))
+    };
     router
-        .layer(from_fn_with_state(
-            origin::OriginCheck::new(&security.cors_origins),
-            origin::check_origin,
-        ))
-        .layer(from_fn_with_state(
-            host::HostCheck::new(bound, &security.extra_hosts),
-            host::check_host,
-        ))
         .layer(
             // Spans carry the method and the route's template only (`/sessions/{id}/events`):
             // paths hold ids and whatever a client typed, query strings may hold tokens,

@@ -7,10 +7,9 @@
 //! method, before anything else looks at it.
 
 use super::error::ApiError;
-use axum::extract::{Request, State};
+use super::guard::Check;
+use axum::extract::Request;
 use axum::http::header;
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
 pub struct OriginCheck {
@@ -33,16 +32,14 @@ impl OriginCheck {
     }
 }
 
-pub async fn check_origin(
-    State(check): State<Arc<OriginCheck>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if super::header_refused(&request, header::ORIGIN, |origin| check.accepts(origin)) {
-        tracing::debug!("origin not allowed");
-        return ApiError::OriginNotAllowed.into_response();
+impl Check for OriginCheck {
+    fn check(&self, request: &mut Request) -> Result<(), ApiError> {
+        if super::header_refused(request, header::ORIGIN, |origin| self.accepts(origin)) {
+            tracing::debug!("origin not allowed");
+            return Err(ApiError::OriginNotAllowed);
+        }
+        Ok(())
     }
-    next.run(request).await
 }
 
 #[cfg(test)]

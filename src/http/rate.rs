@@ -5,10 +5,9 @@
 
 use super::auth::OPEN_PATH;
 use super::error::ApiError;
+use super::guard::Check;
 use crate::config::RateLimit;
-use axum::extract::{ConnectInfo, Request, State};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::extract::{ConnectInfo, Request};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -65,27 +64,21 @@ impl Bucket {
     }
 }
 
-pub async fn limit_rate(
-    State(limiter): State<Arc<RateLimiter>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    if request.uri().path() == OPEN_PATH {
-        return next.run(request).await;
-    }
-    let client = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
-    match limiter.take(client, Instant::now()) {
-        Ok(()) => next.run(request).await,
-        Err(wait) => {
+impl Check for RateLimiter {
+    fn check(&self, request: &mut Request) -> Result<(), ApiError> {
+        if request.uri().path() == OPEN_PATH {
+            return Ok(());
+        }
+        let client = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
+        self.take(client, Instant::now()).map_err(|wait| {
             tracing::debug!(%client, wait_ms = wait.as_millis() as u64, "rate limited");
             ApiError::TooManyRequests {
                 retry_after_secs: wait.as_secs_f64().ceil().max(1.0) as u64,
             }
-            .into_response()
-        }
+        })
     }
 }
 
