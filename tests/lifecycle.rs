@@ -298,14 +298,17 @@ async fn serve_runs_as_many_http_workers_as_it_is_given() {
     let client = reqwest::Client::new();
     let default =
         hooklog::config::http_workers_for(std::thread::available_parallelism().unwrap().get());
+    // Counts other than the default, so that a flag or variable that is ignored fails.
+    let (by_flag, by_env) = ((default + 1).to_string(), (default + 2).to_string());
     // (what is set, the flag, HOOKLOG_WORKERS, the workers expected)
     let cases = [
-        ("--workers 3", Some("3"), None, 3),
-        ("HOOKLOG_WORKERS=2", None, Some("2"), 2),
+        ("--workers", Some(by_flag.as_str()), None, default + 1),
+        ("HOOKLOG_WORKERS", None, Some(by_env.as_str()), default + 2),
         ("the default", None, None, default),
     ];
     for (case, flag, env, expected) in cases {
         let server = common::ServerProcess::start_with(&db, "127.0.0.1:0", |command| {
+            command.env_remove("HOOKLOG_WORKERS");
             if let Some(n) = flag {
                 command.args(["--workers", n]);
             }
@@ -324,12 +327,24 @@ async fn serve_runs_as_many_http_workers_as_it_is_given() {
         assert_eq!(stats["httpWorkers"], expected, "{case}: {stats}");
     }
 
-    let refused = Command::new(env!("CARGO_BIN_EXE_hooklog"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--workers", "0", "--db"])
-        .arg(&db)
-        .output()
-        .unwrap();
-    assert!(!refused.status.success());
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("--workers must be at least 1"), "{stderr}");
+    for (flag, env) in [(Some("0"), None), (None, Some("0"))] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_hooklog"));
+        command
+            .args(["serve", "--bind", "127.0.0.1:0", "--db"])
+            .arg(&db)
+            .env_remove("HOOKLOG_WORKERS");
+        if let Some(n) = flag {
+            command.args(["--workers", n]);
+        }
+        if let Some(n) = env {
+            command.env("HOOKLOG_WORKERS", n);
+        }
+        let refused = command.output().unwrap();
+        assert!(!refused.status.success(), "{flag:?} {env:?}");
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(
+            stderr.contains("--workers (HOOKLOG_WORKERS) must be at least 1"),
+            "{stderr}"
+        );
+    }
 }

@@ -93,7 +93,7 @@ impl ServeArgs {
         };
         let workers = self.workers.unwrap_or_else(default_http_workers);
         if workers == 0 {
-            bail!("--workers must be at least 1");
+            bail!("--workers (HOOKLOG_WORKERS) must be at least 1");
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(workers)

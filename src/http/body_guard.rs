@@ -15,7 +15,7 @@ use super::error::ApiError;
 use super::guard::Check;
 use axum::body::Body;
 use axum::extract::Request;
-use hyper::body::{Frame, SizeHint};
+use hyper::body::{Body as _, Frame, SizeHint};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
@@ -41,6 +41,7 @@ impl Check for BodyLimits {
             limits: *self,
             scanner: DepthScanner::default(),
             idle: None,
+            failed: false,
         });
         Ok(())
     }
@@ -52,6 +53,8 @@ struct GuardedBody {
     scanner: DepthScanner,
     /// Armed while the body waits for its next frame; dropped when one arrives.
     idle: Option<Pin<Box<Sleep>>>,
+    /// A guard has failed the body: it yields nothing more.
+    failed: bool,
 }
 
 impl hyper::body::Body for GuardedBody {
@@ -63,6 +66,33 @@ impl hyper::body::Body for GuardedBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let this = &mut *self;
+        if this.failed {
+            return Poll::Ready(None);
+        }
+        let polled = this.poll_guarded(cx);
+        if let Poll::Ready(Some(Err(_))) = &polled {
+            this.failed = true;
+            this.idle = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.failed || self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+impl GuardedBody {
+    fn poll_guarded(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<axum::body::Bytes>, axum::BoxError>>> {
+        let this = self;
+        // The inner body is axum's, which is `Unpin`.
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(frame) => {
                 this.idle = None;
@@ -87,12 +117,31 @@ impl hyper::body::Body for GuardedBody {
             }
         }
     }
+}
 
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Bytes;
+    use http_body_util::BodyExt;
 
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+    #[tokio::test]
+    async fn a_body_yields_nothing_more_once_a_guard_fails_it() {
+        let chunks =
+            [&b"[[["[..], b"]]]"].map(|chunk| Ok::<_, std::io::Error>(Bytes::from_static(chunk)));
+        let mut body = GuardedBody {
+            inner: Body::from_stream(futures_util::stream::iter(chunks)),
+            limits: BodyLimits {
+                idle_timeout: Duration::from_secs(30),
+                max_json_depth: 2,
+            },
+            scanner: DepthScanner::default(),
+            idle: None,
+            failed: false,
+        };
+        let refused = body.frame().await.expect("a frame").expect_err("too deep");
+        assert!(refused.downcast_ref::<TooDeep>().is_some(), "{refused}");
+        assert!(body.frame().await.is_none(), "the rest is not handed out");
+        assert!(hyper::body::Body::is_end_stream(&body));
     }
 }

@@ -25,8 +25,9 @@ pub struct NullServerArgs {}
 const ACK: &str = r#"{"events":[{"id":"0193a5b0-7c1e-7000-8000-000000000000","sequence":1,"sessionSequence":1,"duplicate":false}]}"#;
 
 impl NullServerArgs {
-    /// Serves until killed, on a port of 127.0.0.1 it prints, with the runtime and TCP
-    /// settings `hooklog serve` uses.
+    /// Serves until killed, on a port of 127.0.0.1 it prints, with the TCP settings and the
+    /// default worker count of `hooklog serve` (it does not read `--workers` or
+    /// `HOOKLOG_WORKERS`).
     pub fn run(self) -> anyhow::Result<()> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(crate::config::default_http_workers())
