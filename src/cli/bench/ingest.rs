@@ -58,7 +58,7 @@ impl IngestArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let runtime = tokio::runtime::Runtime::new()?;
         let mut server = Server::external_or_start(self.url.as_deref(), self.durability)?;
-        let result = runtime.block_on(self.run_scenarios(server.url()));
+        let result = runtime.block_on(self.run_scenarios(&server));
         if let Some(rss) = server.rss() {
             println!("server memory after the run: {rss}");
         }
@@ -66,7 +66,8 @@ impl IngestArgs {
         result
     }
 
-    async fn run_scenarios(&self, url: String) -> anyhow::Result<()> {
+    async fn run_scenarios(&self, server: &Server) -> anyhow::Result<()> {
+        let url = server.url();
         let client = reqwest::Client::builder()
             .pool_max_idle_per_host(self.connections)
             .build()?;
@@ -84,6 +85,7 @@ impl IngestArgs {
         );
         for (scenario, events, connections, batch) in plan {
             let before = stats(&client, &url).await?;
+            let cpu_before = Cpu::now(server);
             let load = Load {
                 url: url.clone(),
                 events,
@@ -92,10 +94,41 @@ impl IngestArgs {
                 sessions: self.sessions,
             };
             let report = load.run().await?;
+            let cpu = Cpu::now(server).since(&cpu_before, events);
             let after = stats(&client, &url).await?;
             report.print(scenario, connections, batch, &before, &after);
+            println!("  CPU per event: {cpu}");
         }
         Ok(())
+    }
+}
+
+/// CPU seconds used so far by the server (when it is this command's child) and by this
+/// process, the load generator: they share the machine's cores.
+struct Cpu {
+    server: Option<f64>,
+    generator: Option<f64>,
+}
+
+impl Cpu {
+    fn now(server: &Server) -> Cpu {
+        Cpu {
+            server: server.cpu_seconds(),
+            generator: super::cpu_seconds("/proc/self/stat"),
+        }
+    }
+
+    /// Microseconds per event each used since `before`, as a line of the report.
+    fn since(&self, before: &Cpu, events: usize) -> String {
+        let per_event = |after: Option<f64>, before: Option<f64>| match (after, before) {
+            (Some(a), Some(b)) => format!("{:.1} µs", (a - b) * 1e6 / events.max(1) as f64),
+            _ => "unknown".to_string(),
+        };
+        format!(
+            "server {}, load generator {}",
+            per_event(self.server, before.server),
+            per_event(self.generator, before.generator)
+        )
     }
 }
 
