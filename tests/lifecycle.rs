@@ -348,3 +348,62 @@ async fn serve_runs_as_many_http_workers_as_it_is_given() {
         );
     }
 }
+
+/// The bundled SQLite is built to sync with `fdatasync` (`HAVE_FDATASYNC` in
+/// .cargo/config.toml), so a commit's WAL sync does not also write the file's timestamps.
+/// Checked by tracing a real import with strace where it can run (CI installs it); said and
+/// skipped where it cannot.
+#[test]
+fn commits_sync_the_database_with_fdatasync() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("events.ndjson");
+    std::fs::write(
+        &input,
+        "{\"type\":\"Stop\",\"sessionId\":\"s\",\"payload\":{}}\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("syncs.trace");
+    let db = dir.path().join("synced.db");
+    let traced = Command::new("strace")
+        .args(["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_hooklog"))
+        .arg("import")
+        .arg(&input)
+        .arg("--db")
+        .arg(&db)
+        .output();
+    let output = match traced {
+        Ok(output) => output,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("strace not found; install it to check how commits sync");
+            return;
+        }
+        Err(e) => panic!("running strace: {e}"),
+    };
+    let syncs = std::fs::read_to_string(&trace).unwrap_or_default();
+    if !output.status.success() && syncs.is_empty() {
+        eprintln!(
+            "strace cannot trace here: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        return;
+    }
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        syncs
+            .lines()
+            .any(|l| l.contains("fdatasync(") && l.contains("synced.db-wal>")),
+        "no fdatasync of the WAL:\n{syncs}"
+    );
+    assert!(
+        !syncs
+            .lines()
+            .any(|l| l.contains(" fsync(") && l.contains("synced.db")),
+        "the database was synced with fsync:\n{syncs}"
+    );
+}
