@@ -829,10 +829,11 @@ impl WriterThread {
     /// another connection commits), then counted here (a batch of 2,000 events over 50
     /// sessions asks the index 50 times, not 2,000).
     fn next_session_sequence(&mut self, session: &str) -> rusqlite::Result<i64> {
-        let next = match self.session_heads.get(session) {
-            Some(last) => last + 1,
-            None => read::session_head(&self.conn, session)? + 1,
-        };
+        if let Some(last) = self.session_heads.get_mut(session) {
+            *last += 1;
+            return Ok(*last);
+        }
+        let next = read::session_head(&self.conn, session)? + 1;
         self.session_heads.insert(session.to_string(), next);
         Ok(next)
     }
