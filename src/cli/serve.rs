@@ -95,11 +95,7 @@ impl ServeArgs {
         if workers == 0 {
             bail!("--workers (HOOKLOG_WORKERS) must be at least 1");
         }
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(workers)
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?;
+        let runtime = http_runtime(workers)?;
         runtime.block_on(async move {
             let app = App::build(config)
                 .await
@@ -177,6 +173,15 @@ impl ServeArgs {
             max_json_depth: self.max_json_depth,
         })
     }
+}
+
+/// The async runtime that answers HTTP, on `workers` threads (`--workers`).
+pub fn http_runtime(workers: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")
 }
 
 fn init_tracing() {

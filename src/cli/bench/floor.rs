@@ -29,11 +29,7 @@ impl NullServerArgs {
     /// default worker count of `hooklog serve` (it does not read `--workers` or
     /// `HOOKLOG_WORKERS`).
     pub fn run(self) -> anyhow::Result<()> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(crate::config::default_http_workers())
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?;
+        let runtime = crate::cli::serve::http_runtime(crate::config::default_http_workers())?;
         runtime.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             println!("null server listening on http://{}", listener.local_addr()?);
@@ -48,8 +44,8 @@ impl NullServerArgs {
 }
 
 async fn acknowledge(body: Bytes) -> impl IntoResponse {
-    // The body is read whole, as hooklog reads it; its bytes are counted so that the read
-    // cannot be skipped.
+    // The body is read whole, as hooklog reads it, and looked at (an empty one is refused), so
+    // that the read cannot be skipped.
     let status = if body.is_empty() {
         axum::http::StatusCode::BAD_REQUEST
     } else {
