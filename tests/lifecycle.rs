@@ -140,9 +140,20 @@ async fn graceful_shutdown_keeps_every_acknowledged_event() {
     }
 }
 
+/// What the server first sends back on `stream`, read within a 5 s deadline.
+async fn first_answer(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut answer = vec![0; 4096];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("answered before the deadline")
+        .unwrap();
+    String::from_utf8_lossy(&answer[..n]).into_owned()
+}
+
 #[tokio::test]
 async fn a_client_that_never_finishes_its_body_gets_408_and_cannot_hold_shutdown_open() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let app = common::spawn_app_with(|c| {
         c.body_timeout = std::time::Duration::from_millis(300);
         c.drain_timeout = std::time::Duration::from_millis(500);
@@ -157,12 +168,7 @@ async fn a_client_that_never_finishes_its_body_gets_408_and_cannot_hold_shutdown
     // The body timeout answers a stalled body with 408.
     let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
     slow.write_all(partial.as_bytes()).await.unwrap();
-    let mut answer = vec![0; 4096];
-    let n = tokio::time::timeout(std::time::Duration::from_secs(5), slow.read(&mut answer))
-        .await
-        .expect("answered before the deadline")
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer[..n]);
+    let answer = first_answer(&mut slow).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("request_timeout"), "{answer}");
 
@@ -193,7 +199,7 @@ async fn a_client_that_never_finishes_its_body_gets_408_and_cannot_hold_shutdown
 /// timeout, is read to the end however long it takes in all.
 #[tokio::test]
 async fn a_body_that_trickles_in_within_the_idle_timeout_is_stored() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let app =
         common::spawn_app_with(|c| c.body_timeout = std::time::Duration::from_millis(400)).await;
     let addr = app.url.trim_start_matches("http://").to_string();
@@ -217,12 +223,7 @@ async fn a_body_that_trickles_in_within_the_idle_timeout_is_stored() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         stream.write_all(piece).await.unwrap();
     }
-    let mut answer = vec![0; 4096];
-    let n = tokio::time::timeout(std::time::Duration::from_secs(5), stream.read(&mut answer))
-        .await
-        .expect("answered before the deadline")
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer[..n]);
+    let answer = first_answer(&mut stream).await;
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert_eq!(
         common::open_read_only(&app.db_path)
