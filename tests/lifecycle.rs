@@ -408,3 +408,207 @@ fn commits_sync_the_database_with_fdatasync() {
         "the database was synced with fsync:\n{syncs}"
     );
 }
+
+/// `serve --durability` (or `HOOKLOG_DURABILITY`) sets the write connection's `synchronous`,
+/// as `/stats` reads it back from SQLite: `full` by default, `normal` when asked; an unknown
+/// level is refused at start.
+#[tokio::test]
+async fn serve_sets_the_durability_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("durability.db");
+    let client = reqwest::Client::new();
+    // (what is set, the flag, HOOKLOG_DURABILITY, what /stats reports)
+    let cases = [
+        ("--durability normal", Some("normal"), None, "normal"),
+        ("HOOKLOG_DURABILITY", None, Some("normal"), "normal"),
+        ("--durability full", Some("full"), None, "full"),
+        ("the default", None, None, "full"),
+    ];
+    for (case, flag, env, expected) in cases {
+        let server = common::ServerProcess::start_with(&db, "127.0.0.1:0", |command| {
+            command.env_remove("HOOKLOG_DURABILITY");
+            if let Some(level) = flag {
+                command.args(["--durability", level]);
+            }
+            if let Some(level) = env {
+                command.env("HOOKLOG_DURABILITY", level);
+            }
+        });
+        let stats: Value = client
+            .get(format!("{}/stats", server.url))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(stats["durability"], expected, "{case}: {stats}");
+    }
+
+    let refused = Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--durability",
+            "fast",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("[possible values: full, normal]"),
+        "{stderr}"
+    );
+}
+
+/// Posts to `url` until the server stops answering, one event or an NDJSON batch of ten a
+/// request, and returns the ids it was given a `200` for.
+async fn post_until_refused(url: String, producer: usize) -> Vec<String> {
+    let client = reqwest::Client::new();
+    let mut acked = Vec::new();
+    for n in 0.. {
+        let batch = if producer.is_multiple_of(2) { 1 } else { 10 };
+        let ids: Vec<String> = (0..batch).map(|k| format!("p{producer}-{n}-{k}")).collect();
+        let lines: Vec<String> = ids
+            .iter()
+            .map(|id| {
+                json!({"id": id, "type": "PostToolUse", "sessionId": format!("s{}", n % 3),
+                       "payload": {"output": "z".repeat(200)}})
+                .to_string()
+            })
+            .collect();
+        let response = client
+            .post(format!("{url}/events"))
+            .header("content-type", "application/x-ndjson")
+            .body(lines.join("\n"))
+            .send()
+            .await;
+        match response {
+            Ok(r) if r.status() == StatusCode::OK => acked.extend(ids),
+            // Stopping, the server may still answer a request that reaches it; never with a
+            // failure of its own other than "unavailable".
+            Ok(r) => {
+                assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+                return acked;
+            }
+            Err(_) => return acked,
+        }
+    }
+    acked
+}
+
+/// SIGTERM and Ctrl-C (SIGINT) stop the real binary under load: it exits with status 0, every
+/// event it acknowledged is in the file once, the file is whole and gapless, and it was closed
+/// cleanly (the last connection folded the WAL into the database).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sigterm_and_sigint_under_load_stop_the_binary_with_every_acknowledged_event() {
+    for (name, signal) in [("SIGTERM", libc::SIGTERM), ("SIGINT", libc::SIGINT)] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("signal.db");
+        let mut server = common::ServerProcess::start(&db, "127.0.0.1:0");
+        let producers: Vec<_> = (0..4)
+            .map(|p| tokio::spawn(post_until_refused(server.url.clone(), p)))
+            .collect();
+        let stats_url = format!("{}/stats", server.url);
+        let client = reqwest::Client::new();
+        let started = std::time::Instant::now();
+        loop {
+            let stats: Value = client
+                .get(&stats_url)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if stats["headSequence"].as_i64().unwrap() >= 300 {
+                break;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "{name}: no load"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(
+            unsafe { libc::kill(server.child.id() as libc::pid_t, signal) },
+            0
+        );
+        let mut status = None;
+        common::wait_for(
+            std::time::Duration::from_secs(15),
+            "the server to exit",
+            || {
+                status = server.child.try_wait().unwrap();
+                status.is_some()
+            },
+        )
+        .await;
+        let status = status.unwrap();
+        assert!(status.success(), "{name}: exited with {status}");
+        let mut acked = Vec::new();
+        for producer in producers {
+            acked.extend(producer.await.unwrap());
+        }
+        assert!(acked.len() >= 300, "{name}: {} acknowledged", acked.len());
+
+        let wal = dir.path().join("signal.db-wal");
+        let wal_bytes = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        assert_eq!(wal_bytes, 0, "{name}: the WAL was left with frames in it");
+        let conn = common::open_read_only(&db);
+        let integrity: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(integrity, "ok", "{name}");
+        let stored = assert_gapless(&conn);
+        assert!(stored >= acked.len() as i64, "{name}");
+        let mut present = conn
+            .prepare("SELECT COUNT(*) FROM events WHERE event_id = ?1")
+            .unwrap();
+        for id in &acked {
+            let n: i64 = present.query_row([id], |r| r.get(0)).unwrap();
+            assert_eq!(n, 1, "{name}: acknowledged {id} is not in the file once");
+        }
+    }
+}
+
+/// Without `--body-limit`, a body of exactly 1 MiB is taken and one byte more is `413`,
+/// storing nothing.
+#[tokio::test]
+async fn the_default_body_limit_is_one_mebibyte() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("limit.db");
+    let server = common::ServerProcess::start_with(&db, "127.0.0.1:0", |command| {
+        command.env_remove("HOOKLOG_BODY_LIMIT");
+    });
+    let client = reqwest::Client::new();
+    let body = |len: usize| {
+        let shell = json!({"type": "Stop", "sessionId": "big", "payload": {"pad": ""}}).to_string();
+        let padded = shell.replace(
+            r#""pad":"""#,
+            &format!(r#""pad":"{}""#, "x".repeat(len - shell.len())),
+        );
+        assert_eq!(padded.len(), len);
+        padded
+    };
+    let post = |len: usize| {
+        client
+            .post(format!("{}/events", server.url))
+            .header("content-type", "application/json")
+            .body(body(len))
+            .send()
+    };
+    let over = post(1024 * 1024 + 1).await.unwrap();
+    assert_eq!(over.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let error: Value = over.json().await.unwrap();
+    assert_eq!(error["error"], "payload_too_large", "{error}");
+    let at = post(1024 * 1024).await.unwrap();
+    assert_eq!(at.status(), StatusCode::OK);
+    let answer: Value = at.json().await.unwrap();
+    assert_eq!(answer["events"][0]["sequence"], 1, "the 413 stored nothing");
+}

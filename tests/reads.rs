@@ -135,8 +135,15 @@ async fn health_reports_the_head_and_unknown_routes_are_json_404s() {
     assert_eq!(health["ok"], true);
     assert_eq!(health["headSequence"], 0);
     assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
+    // The server's clock, as an RFC 3339 UTC time, and how long it has been up.
+    let time = chrono::DateTime::parse_from_rfc3339(health["time"].as_str().unwrap()).unwrap();
+    let skew = (chrono::Utc::now() - time.to_utc()).num_seconds().abs();
+    assert!(skew < 60, "time {} is {skew} s away", health["time"]);
+    let uptime = health["uptimeMs"].as_u64().expect("uptimeMs is a number");
     app.post_json(&json!({"type": "Stop"})).await;
-    assert_eq!(app.get("/health").await.1["headSequence"], 1);
+    let later = app.get("/health").await.1;
+    assert_eq!(later["headSequence"], 1);
+    assert!(later["uptimeMs"].as_u64().unwrap() >= uptime, "{later}");
 
     let (status, body) = app.get("/no/such/route?secret=abc").await;
     assert_eq!(status, StatusCode::NOT_FOUND);

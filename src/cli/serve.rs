@@ -20,7 +20,7 @@ pub struct ServeArgs {
     pub bind: SocketAddr,
     /// `full`: an acknowledged event survives power loss. `normal`: faster, may lose the last
     /// commits on power loss (never on a crash of hooklog itself).
-    #[arg(long, value_enum, default_value_t = Durability::Full)]
+    #[arg(long, env = "HOOKLOG_DURABILITY", value_enum, default_value_t = Durability::Full)]
     pub durability: Durability,
     /// Largest request body accepted, in bytes (413 above it).
     #[arg(long, env = "HOOKLOG_BODY_LIMIT", default_value_t = DEFAULT_BODY_LIMIT)]
@@ -215,4 +215,32 @@ async fn shutdown_signal() {
         _ = terminate => {},
     }
     tracing::info!("shutdown requested");
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// `hooklog serve` with no flags: what issue 2 and the README promise.
+    #[test]
+    fn serve_defaults_to_the_documented_address_database_and_durability() {
+        let cli = crate::cli::Cli::command();
+        let serve = cli.find_subcommand("serve").expect("a serve subcommand");
+        let default = |id: &str| {
+            let arg = serve
+                .get_arguments()
+                .find(|a| a.get_id() == id)
+                .unwrap_or_else(|| panic!("no --{id}"));
+            let values: Vec<_> = arg
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            values.join(",")
+        };
+        assert_eq!(default("bind"), "127.0.0.1:2468");
+        assert_eq!(default("db"), "hooklog.db");
+        assert_eq!(default("durability"), "full");
+        assert_eq!(default("body_limit"), "1048576");
+    }
 }

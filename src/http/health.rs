@@ -57,6 +57,8 @@ pub struct Stats {
     stream_generation_id: String,
     /// Threads of the runtime answering requests (`hooklog serve --workers`).
     http_workers: usize,
+    /// The writer connection's `synchronous` setting: `full` or `normal` (`serve --durability`).
+    durability: &'static str,
     writer: StatsSnapshot,
     retention: Pruning,
 }
@@ -66,6 +68,7 @@ pub async fn stats(State(state): State<AppState>) -> Json<Stats> {
         head_sequence: state.store.writer.head(),
         stream_generation_id: state.store.generation_id.clone(),
         http_workers: tokio::runtime::Handle::current().metrics().num_workers(),
+        durability: state.store.synchronous,
         writer: state.store.writer.stats().snapshot(),
         retention: state.store.writer.pruning(),
     })

@@ -41,6 +41,9 @@ pub struct Store {
     pub readers: ReadPool,
     /// Made once when the database was created; cursors are meaningful only within it.
     pub generation_id: String,
+    /// The writer connection's `PRAGMA synchronous`, read back after opening: `full` or
+    /// `normal` (`serve --durability`).
+    pub synchronous: &'static str,
     /// Where the writer publishes committed events.
     pub hub: Hub,
     writer_thread: Mutex<Option<JoinHandle<()>>>,
@@ -57,6 +60,12 @@ impl Store {
         let conn = open::open_writer(&config.db_path, config.durability)?;
         let generation_id = read::meta(&conn, "stream_generation_id")?
             .ok_or(StoreError::MissingMeta("stream_generation_id"))?;
+        let synchronous = match conn.query_row("PRAGMA synchronous", [], |r| r.get::<_, i64>(0))? {
+            0 => "off",
+            1 => "normal",
+            2 => "full",
+            _ => "extra",
+        };
         let readers = open::open_readers(&config.db_path, config.reader_pool_size)?;
         let rules = crate::coordination::Rules {
             owner_hung_after: config.owner_hung_after,
@@ -72,6 +81,7 @@ impl Store {
             writer,
             readers,
             generation_id,
+            synchronous,
             hub,
             writer_thread: Mutex::new(Some(thread)),
             _lock: lock,

@@ -93,8 +93,16 @@ mod tests {
                 get("journal_size_limit"),
                 rusqlite::types::Value::Integer(JOURNAL_SIZE_LIMIT)
             );
+            assert_eq!(
+                get("busy_timeout"),
+                rusqlite::types::Value::Integer(BUSY_TIMEOUT.as_millis() as i64)
+            );
         }
         let reader = open_readers(&path, 1).unwrap().get().unwrap();
+        let reader_timeout: i64 = reader
+            .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(reader_timeout, BUSY_TIMEOUT.as_millis() as i64);
         assert!(
             reader.execute("DELETE FROM events", []).is_err(),
             "readers cannot write"
