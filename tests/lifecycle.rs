@@ -525,7 +525,7 @@ async fn sigterm_and_sigint_under_load_stop_the_binary_with_every_acknowledged_e
                 .json()
                 .await
                 .unwrap();
-            if stats["headSequence"].as_i64().unwrap() >= 300 {
+            if stats["headSequence"].as_i64().unwrap() >= 1000 {
                 break;
             }
             assert!(
@@ -555,7 +555,7 @@ async fn sigterm_and_sigint_under_load_stop_the_binary_with_every_acknowledged_e
         for producer in producers {
             acked.extend(producer.await.unwrap());
         }
-        assert!(acked.len() >= 300, "{name}: {} acknowledged", acked.len());
+        assert!(acked.len() >= 1000, "{name}: {} acknowledged", acked.len());
 
         let wal = dir.path().join("signal.db-wal");
         let wal_bytes = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
