@@ -129,8 +129,10 @@ async fn alerts_filter_by_kind_and_page_by_id() {
 
 #[tokio::test]
 async fn health_reports_the_head_and_unknown_routes_are_json_404s() {
+    let before_start = std::time::Instant::now();
     let app = spawn_app().await;
     let (status, health) = app.get("/health").await;
+    let up_at_most = before_start.elapsed().as_millis() as u64;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(health["ok"], true);
     assert_eq!(health["headSequence"], 0);
@@ -140,10 +142,23 @@ async fn health_reports_the_head_and_unknown_routes_are_json_404s() {
     let skew = (chrono::Utc::now() - time.to_utc()).num_seconds().abs();
     assert!(skew < 60, "time {} is {skew} s away", health["time"]);
     let uptime = health["uptimeMs"].as_u64().expect("uptimeMs is a number");
+    assert!(
+        uptime <= up_at_most,
+        "uptimeMs {uptime} > {up_at_most} since start"
+    );
     app.post_json(&json!({"type": "Stop"})).await;
     let later = app.get("/health").await.1;
     assert_eq!(later["headSequence"], 1);
     assert!(later["uptimeMs"].as_u64().unwrap() >= uptime, "{later}");
+    // And it counts: within a deadline it passes a millisecond it had not reached.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while app.get("/health").await.1["uptimeMs"].as_u64().unwrap() <= uptime {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "uptimeMs stays at {uptime}"
+        );
+        tokio::task::yield_now().await;
+    }
 
     let (status, body) = app.get("/no/such/route?secret=abc").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
