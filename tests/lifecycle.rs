@@ -290,13 +290,45 @@ async fn hooklog_rebuild_checks_and_restores_the_projections() {
     drop(dir);
 }
 
+/// `GET /stats` of the server at `url`.
+async fn stats(client: &reqwest::Client, url: &str) -> Value {
+    client
+        .get(format!("{url}/stats"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// `/stats` of `hooklog serve` on `db` started with `flag` given `by_flag` and the variable
+/// `variable` set to `by_env` (each only when given; the variable is cleared otherwise).
+async fn stats_of_serve_with(
+    db: &std::path::Path,
+    flag: &str,
+    variable: &str,
+    by_flag: Option<&str>,
+    by_env: Option<&str>,
+) -> Value {
+    let server = common::ServerProcess::start_with(db, "127.0.0.1:0", |command| {
+        command.env_remove(variable);
+        if let Some(value) = by_flag {
+            command.args([flag, value]);
+        }
+        if let Some(value) = by_env {
+            command.env(variable, value);
+        }
+    });
+    stats(&reqwest::Client::new(), &server.url).await
+}
+
 /// `serve` answers HTTP on the worker threads it is given (`--workers`, `HOOKLOG_WORKERS`), as
 /// `/stats` reports them; by default one fewer than the cores, at least one; 0 is refused.
 #[tokio::test]
 async fn serve_runs_as_many_http_workers_as_it_is_given() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("workers.db");
-    let client = reqwest::Client::new();
     let default =
         hooklog::config::http_workers_for(std::thread::available_parallelism().unwrap().get());
     // Counts other than the default, so that a flag or variable that is ignored fails.
@@ -308,23 +340,7 @@ async fn serve_runs_as_many_http_workers_as_it_is_given() {
         ("the default", None, None, default),
     ];
     for (case, flag, env, expected) in cases {
-        let server = common::ServerProcess::start_with(&db, "127.0.0.1:0", |command| {
-            command.env_remove("HOOKLOG_WORKERS");
-            if let Some(n) = flag {
-                command.args(["--workers", n]);
-            }
-            if let Some(n) = env {
-                command.env("HOOKLOG_WORKERS", n);
-            }
-        });
-        let stats: Value = client
-            .get(format!("{}/stats", server.url))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let stats = stats_of_serve_with(&db, "--workers", "HOOKLOG_WORKERS", flag, env).await;
         assert_eq!(stats["httpWorkers"], expected, "{case}: {stats}");
     }
 
@@ -416,7 +432,6 @@ fn commits_sync_the_database_with_fdatasync() {
 async fn serve_sets_the_durability_it_is_given() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("durability.db");
-    let client = reqwest::Client::new();
     // (what is set, the flag, HOOKLOG_DURABILITY, what /stats reports)
     let cases = [
         ("--durability normal", Some("normal"), None, "normal"),
@@ -425,23 +440,7 @@ async fn serve_sets_the_durability_it_is_given() {
         ("the default", None, None, "full"),
     ];
     for (case, flag, env, expected) in cases {
-        let server = common::ServerProcess::start_with(&db, "127.0.0.1:0", |command| {
-            command.env_remove("HOOKLOG_DURABILITY");
-            if let Some(level) = flag {
-                command.args(["--durability", level]);
-            }
-            if let Some(level) = env {
-                command.env("HOOKLOG_DURABILITY", level);
-            }
-        });
-        let stats: Value = client
-            .get(format!("{}/stats", server.url))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let stats = stats_of_serve_with(&db, "--durability", "HOOKLOG_DURABILITY", flag, env).await;
         assert_eq!(stats["durability"], expected, "{case}: {stats}");
     }
 
@@ -510,19 +509,14 @@ async fn sigterm_and_sigint_under_load_stop_the_binary_with_every_acknowledged_e
         let producers: Vec<_> = (0..4)
             .map(|p| tokio::spawn(post_until_refused(server.url.clone(), p)))
             .collect();
-        let stats_url = format!("{}/stats", server.url);
         let client = reqwest::Client::new();
         let started = std::time::Instant::now();
         loop {
-            let stats: Value = client
-                .get(&stats_url)
-                .send()
-                .await
+            if stats(&client, &server.url).await["headSequence"]
+                .as_i64()
                 .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if stats["headSequence"].as_i64().unwrap() >= 1000 {
+                >= 1000
+            {
                 break;
             }
             assert!(
