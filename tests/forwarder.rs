@@ -505,7 +505,7 @@ async fn install_then_uninstall_leaves_the_settings_as_they_were() {
     let text = std::fs::read_to_string(&settings).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
     let events = v["hooks"].as_object().unwrap();
-    assert_eq!(events.len(), 12);
+    assert_eq!(events.len(), 18);
     assert_eq!(
         v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
         "~/bin/guard.sh"

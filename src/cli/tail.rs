@@ -309,27 +309,47 @@ pub fn line(envelope: &Value) -> String {
 /// A short human summary of a payload: the tool and its command or file, a prompt's start, a
 /// reason or message. Empty when nothing fits.
 pub fn summary(payload: &Value) -> String {
-    let text = |key: &str| payload[key].as_str().map(|s| one_line(s, 80));
-    if let Some(tool) = payload["tool_name"].as_str().or(payload["tool"].as_str()) {
-        let input = &payload["tool_input"];
+    // `/event` stores hook bodies in camelCase; an import may hold them as the hook sent them.
+    let field = |camel: &str, snake: &str| {
+        Some(&payload[camel])
+            .filter(|v| !v.is_null())
+            .unwrap_or(&payload[snake])
+    };
+    let text = |camel: &str, snake: &str| field(camel, snake).as_str().map(|s| one_line(s, 80));
+    if let Some(tool) = payload["tool"].as_str().or(payload["tool_name"].as_str()) {
+        let input = field("toolInput", "tool_input");
         let detail = ["command", "file_path", "pattern", "url", "description"]
             .iter()
             .find_map(|k| input[*k].as_str());
-        return match detail {
-            Some(d) => format!("{tool}: {}", one_line(d, 80)),
-            None => tool.to_string(),
+        let reason = text("reason", "reason");
+        return match (detail, reason) {
+            (Some(d), _) => format!("{tool}: {}", one_line(d, 80)),
+            (None, Some(reason)) => format!("{tool}: {reason}"),
+            (None, None) => tool.to_string(),
         };
     }
+    if let Some(calls) = payload["tool_calls"].as_array() {
+        return format!("{} tool calls", calls.len());
+    }
     [
-        "prompt",
-        "reason",
-        "message",
-        "last_assistant_message",
-        "error",
-        "source",
+        ("prompt", "prompt"),
+        ("taskSubject", "task_subject"),
+        ("newCwd", "new_cwd"),
+        ("filePath", "file_path"),
+        ("reason", "reason"),
+        ("message", "message"),
+        ("lastAssistantMessage", "last_assistant_message"),
+        ("error", "error"),
+        ("commandName", "command_name"),
+        ("teammateName", "teammate_name"),
+        ("worktreePath", "worktree_path"),
+        ("name", "name"),
+        ("trigger", "trigger"),
+        ("action", "action"),
+        ("source", "source"),
     ]
     .iter()
-    .find_map(|k| text(k))
+    .find_map(|(camel, snake)| text(camel, snake))
     .unwrap_or_default()
 }
 
@@ -374,6 +394,36 @@ mod tests {
             "prompt_input_exit"
         );
         assert_eq!(summary(&json!({"n": 1})), "");
+    }
+
+    #[test]
+    fn summaries_read_stored_camel_case_and_the_newer_events() {
+        let stored = json!({"tool": "Bash", "toolInput": {"command": "cargo test"}});
+        assert_eq!(summary(&stored), "Bash: cargo test");
+        let denied = json!({"tool": "Bash", "toolInput": {}, "reason": "auto mode: rm -rf"});
+        assert_eq!(summary(&denied), "Bash: auto mode: rm -rf");
+        let cases = [
+            (
+                json!({"taskId": "1", "taskSubject": "Write the tests"}),
+                "Write the tests",
+            ),
+            (
+                json!({"oldCwd": "/a", "newCwd": "/a/b", "cwd": "/a/b"}),
+                "/a/b",
+            ),
+            (json!({"filePath": "/a/.env", "event": "change"}), "/a/.env"),
+            (json!({"trigger": "auto", "compactSummary": "..."}), "auto"),
+            (json!({"worktree_path": "/w/feature"}), "/w/feature"),
+            (json!({"tool_calls": [{}, {}]}), "2 tool calls"),
+            (json!({"lastAssistantMessage": "Done."}), "Done."),
+            (
+                json!({"mcp_server_name": "tracker", "action": "accept"}),
+                "accept",
+            ),
+        ];
+        for (payload, expected) in cases {
+            assert_eq!(summary(&payload), expected, "{payload}");
+        }
     }
 
     #[test]

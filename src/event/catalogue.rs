@@ -2,20 +2,43 @@
 //! dropped), and the `alerts` projection raises `unknownEventType` for it, so a producer that
 //! drifted from the contracts is noticed instead of silently ignored.
 
-/// Claude Code and Codex hook events (seed 000's hook maps, plus Codex's `StopFailure`).
+/// Claude Code's and Codex's hook events: seed 000's hook maps, and the rest of the catalogue
+/// their hooks reference documents today (Codex's `Interrupt` among them). docs/hooks.md says
+/// which of them the projections read.
 pub const HOOK_EVENTS: &[&str] = &[
     "SessionStart",
+    "Setup",
     "UserPromptSubmit",
+    "UserPromptExpansion",
     "PreToolUse",
+    "PermissionRequest",
+    "PermissionDenied",
     "PostToolUse",
     "PostToolUseFailure",
-    "PermissionRequest",
+    "PostToolBatch",
     "Notification",
-    "Stop",
-    "StopFailure",
+    "MessageDisplay",
     "SubagentStart",
     "SubagentStop",
+    "TaskCreated",
+    "TaskCompleted",
+    "Stop",
+    "StopFailure",
+    "Interrupt",
+    "TeammateIdle",
+    "InstructionsLoaded",
+    "ConfigChange",
+    "CwdChanged",
+    "DirectoryAdded",
+    "FileChanged",
+    "WorktreeCreate",
+    "WorktreeRemove",
     "PreCompact",
+    "PostCompact",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "Elicitation",
+    "ElicitationResult",
     "SessionEnd",
 ];
 
@@ -112,6 +135,10 @@ mod tests {
         assert_eq!(FACTORY_EVENTS.len(), 32);
         for t in [
             "PreToolUse",
+            "PermissionDenied",
+            "CwdChanged",
+            "PostCompact",
+            "TaskCompleted",
             "hero_active",
             "stuck",
             "claim_granted",

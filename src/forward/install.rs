@@ -29,9 +29,10 @@ impl Agent {
     ///
     /// Claude Code: the triggers of seed 000's hook map (`SessionStart`, `UserPromptSubmit`,
     /// `Stop`, `PreToolUse`, `PostToolUse`, `SubagentStop`, `PermissionRequest`) and the other
-    /// events hooklog's projections read (`PostToolUseFailure`, `Notification`,
-    /// `SubagentStart`, `PreCompact`, `SessionEnd`). Codex: the eight events of seed 000's Codex
-    /// map. Tool events match every tool (`*`): a recorder wants all of them.
+    /// events hooklog's projections read (`PostToolUseFailure`, `PermissionDenied`,
+    /// `Notification`, `SubagentStart`, `TaskCreated`, `TaskCompleted`, `CwdChanged`,
+    /// `PreCompact`, `PostCompact`, `StopFailure`, `SessionEnd`). Codex: the eight events of
+    /// seed 000's Codex map. Tool events match every tool (`*`): a recorder wants all of them.
     pub fn events(self) -> &'static [(&'static str, bool)] {
         match self {
             Agent::Claude => &[
@@ -41,11 +42,17 @@ impl Agent {
                 ("PostToolUse", true),
                 ("PostToolUseFailure", true),
                 ("PermissionRequest", true),
+                ("PermissionDenied", true),
                 ("Notification", false),
                 ("SubagentStart", false),
                 ("SubagentStop", false),
+                ("TaskCreated", false),
+                ("TaskCompleted", false),
+                ("CwdChanged", false),
                 ("PreCompact", false),
+                ("PostCompact", false),
                 ("Stop", false),
+                ("StopFailure", false),
                 ("SessionEnd", false),
             ],
             Agent::Codex => &[
@@ -279,7 +286,7 @@ mod tests {
         assert_eq!(v["hooks"]["PreToolUse"][1]["matcher"], "*");
         assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], cmd.as_str());
         assert!(v["hooks"]["Stop"][0].get("matcher").is_none());
-        assert_eq!(v["hooks"].as_object().unwrap().len(), 12);
+        assert_eq!(v["hooks"].as_object().unwrap().len(), 18);
         // Key order of the user's document is kept.
         let keys: Vec<_> = v.as_object().unwrap().keys().collect();
         assert!(installed.find("\"model\"") < installed.find("\"permissions\""));

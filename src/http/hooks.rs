@@ -47,6 +47,23 @@ impl IntoResponse for HookError {
 pub struct EventQuery {
     /// The cli to record when the body names none (`/event?cli=codex-cli` in a hook's URL).
     cli: Option<String>,
+    /// How a stored event is answered; seed 000's `{accepted, heroId, missionId}` by default.
+    #[serde(default)]
+    reply: Reply,
+}
+
+/// The answer to a stored `/event`.
+#[derive(Deserialize, Default, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Reply {
+    /// Seed 000's JSON body.
+    #[default]
+    Seed,
+    /// `200` with an empty body, which Claude Code's HTTP hooks read as plain success (a JSON
+    /// body would be read, and validated, as the hook's output). What was stored is in the
+    /// `X-Hooklog-Event-Id` and `X-Hooklog-Sequence` headers. Refusals keep their JSON body
+    /// and status: any non-2xx is a non-blocking error to Claude Code.
+    Empty,
 }
 
 #[derive(Serialize)]
@@ -69,7 +86,7 @@ pub async fn event(
     headers: HeaderMap,
     query: Result<Query<EventQuery>, QueryRejection>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Accepted>, HookError> {
+) -> Result<Response, HookError> {
     let Query(query) = query.map_err(ApiError::from)?;
     let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
     let id = given_event_id(&headers)?;
@@ -88,6 +105,9 @@ pub async fn event(
         parsed.event.session_id = Some(session);
     }
     let appended = append_one(&state, parsed.event).await?;
+    if query.reply == Reply::Empty {
+        return Ok(stored_headers(StatusCode::OK.into_response(), &appended));
+    }
     Ok(Json(Accepted {
         accepted: true,
         hero_id: appended.effects.hero_id,
@@ -95,7 +115,18 @@ pub async fn event(
         event_id: appended.id,
         sequence: appended.sequence,
         duplicate: appended.duplicate,
-    }))
+    })
+    .into_response())
+}
+
+/// `response` with the stored event's id and sequence in its headers.
+fn stored_headers(mut response: Response, appended: &Appended) -> Response {
+    let headers = response.headers_mut();
+    if let Ok(id) = HeaderValue::from_str(&appended.id) {
+        headers.insert(EVENT_ID_HEADER, id);
+    }
+    headers.insert(SEQUENCE_HEADER, HeaderValue::from(appended.sequence));
+    response
 }
 
 /// `POST /event/normalized`: one of seed 001's events, answered `{"ok":true}`, or with the
@@ -126,13 +157,8 @@ async fn store_normalized(
     };
     (event.event_id, event.generated_id) = ingest::event_id(given?)?;
     let appended = append_one(state, event).await?;
-    let mut response = Json(json!({ "ok": true })).into_response();
-    let headers = response.headers_mut();
-    if let Ok(id) = HeaderValue::from_str(&appended.id) {
-        headers.insert(EVENT_ID_HEADER, id);
-    }
-    headers.insert(SEQUENCE_HEADER, HeaderValue::from(appended.sequence));
-    Ok(response)
+    let response = Json(json!({ "ok": true })).into_response();
+    Ok(stored_headers(response, &appended))
 }
 
 fn refused(error: &NormalizedError) -> Response {

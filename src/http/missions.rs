@@ -19,6 +19,8 @@ pub const TOOL_USE_STATES: &[&str] = &[
     "interrupted",
     "requested",
     "reported",
+    "denied",
+    "open",
 ];
 /// The most tool uses and child missions `/missions/{id}` embeds.
 const EMBEDDED_ROWS: u32 = 1000;

@@ -32,6 +32,8 @@ pub fn check_state(state: Option<&str>, allowed: &[&str]) -> Result<(), ApiError
 pub struct SessionsQuery {
     state: Option<String>,
     source: Option<String>,
+    /// The app a hook server's envelope named (`source_app`).
+    source_app: Option<String>,
     limit: Option<u32>,
 }
 
@@ -50,7 +52,12 @@ pub async fn list(
     let sessions = state
         .store
         .read(move |conn| {
-            sessions::list(conn, query.state.as_deref(), query.source.as_deref(), limit)
+            let filter = sessions::ListFilter {
+                state: query.state.as_deref(),
+                source: query.source.as_deref(),
+                source_app: query.source_app.as_deref(),
+            };
+            sessions::list(conn, &filter, limit)
         })
         .await?;
     Ok(Json(SessionList { sessions }))

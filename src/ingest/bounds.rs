@@ -24,11 +24,15 @@ pub const LIMITS: &[(&str, usize)] = &[
     ("response", 2_000),
     ("error", 4_000),
     ("customInstructions", 2_000),
+    ("compactSummary", 4_000),
+    ("taskDescription", 2_000),
 ];
 
 /// Documents whose every string is bounded: a tool's input and its response can hold a whole
-/// file, a command's output or a patch. The structure is kept; long strings are cut.
-pub const NESTED: &[&str] = &["toolInput", "toolResponse"];
+/// file, a command's output or a patch; `PostToolBatch` carries several of each in
+/// `toolCalls`. The structure is kept; long strings are cut.
+pub const NESTED: &[&str] = &["toolInput", "toolResponse", "tool_calls"];
+
 /// The most characters one string inside [`NESTED`] keeps.
 pub const NESTED_STRING_CHARS: usize = 10_000;
 

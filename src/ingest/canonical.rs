@@ -1,7 +1,8 @@
 //! `POST /events`: the canonical ingest for any producer. An item is either the short form
 //! `{id?, type, sessionId?, eventTime?, source?, payload?}` or a whole envelope as hooklog
 //! returns it (`{schemaVersion, id, type, context:{...}, payload}`), so an export can be
-//! re-imported line by line. Unknown fields are refused rather than silently dropped.
+//! re-imported line by line. Unknown fields are refused rather than silently dropped. An item
+//! with `hook_event_type` and `payload` is another hook server's envelope ([`super::hook_server`]).
 
 use super::body::{self, Item, kind};
 use super::{InvalidRequest, reject_unknown};
@@ -36,6 +37,9 @@ pub fn parse(body: &[u8], ndjson: bool) -> Result<Vec<NewEvent>, InvalidRequest>
 }
 
 fn parse_item(item: Item, mut map: Map<String, Value>) -> Result<NewEvent, InvalidRequest> {
+    if super::hook_server::is_envelope(&map) {
+        return super::hook_server::parse(&item, map);
+    }
     let envelope = map.contains_key("context") || map.contains_key("schemaVersion");
     if envelope {
         reject_unknown(&item, &map, ENVELOPE_FIELDS, "")?;

@@ -81,6 +81,15 @@ pub const ALIASES: &[(&str, &str, AliasKind)] = &[
     ("input_preview", "inputPreview", AliasKind::Text),
     ("tool_summary", "toolSummary", AliasKind::Text),
     ("expires_at", "expiresAt", AliasKind::Text),
+    // Fields of the newer hook events: tolerated as anything, since a moving catalogue must
+    // never cost an event (a wrong type reads as absent).
+    ("new_cwd", "newCwd", AliasKind::Any),
+    ("old_cwd", "oldCwd", AliasKind::Any),
+    ("task_id", "taskId", AliasKind::Any),
+    ("task_subject", "taskSubject", AliasKind::Any),
+    ("task_description", "taskDescription", AliasKind::Any),
+    ("teammate_name", "teammateName", AliasKind::Any),
+    ("compact_summary", "compactSummary", AliasKind::Any),
     ("tool_input", "toolInput", AliasKind::Any),
     ("tool_response", "toolResponse", AliasKind::Any),
     ("stop_hook_active", "stopHookActive", AliasKind::Any),
@@ -117,12 +126,21 @@ pub fn parse(
             json!({ "line": e.line(), "column": e.column() }),
         )
     })?;
-    let Value::Object(mut map) = value else {
+    let Value::Object(map) = value else {
         return Err(InvalidRequest::new(
             format!("body must be a JSON object, not {}", kind(&value)),
             json!({}),
         ));
     };
+    from_map(map, cli_hint, event_id)
+}
+
+/// [`parse`], for a body already read as a JSON object (a hook server's envelope carries one).
+pub fn from_map(
+    mut map: Map<String, Value>,
+    cli_hint: Option<&str>,
+    event_id: Option<String>,
+) -> Result<HookEvent, InvalidRequest> {
     normalize(&mut map)?;
     let event_type = dispatch(&mut map)?;
     if !map.contains_key("cli")

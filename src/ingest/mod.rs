@@ -8,6 +8,7 @@ pub mod bounds;
 pub mod canonical;
 pub mod factory;
 pub mod hook;
+pub mod hook_server;
 pub mod normalized;
 pub mod recording;
 

@@ -1,6 +1,8 @@
 //! The `alerts` projection. `unknownEventType` is raised here, for an event whose type the
-//! catalogue does not know (it is stored all the same); other projections raise their own
-//! kinds through [`raise`] (`missing_hero`, `lineage_degraded`).
+//! catalogue does not know (it is stored all the same), once per type and source until that
+//! alert is acknowledged: a new event name from a future agent version is one alert, not one
+//! per event. Other projections raise their own kinds through [`raise`] (`missing_hero`,
+//! `lineage_degraded`).
 
 use super::sql;
 use crate::event::{StoredEvent, catalogue};
@@ -10,15 +12,30 @@ use serde_json::json;
 pub const UNKNOWN_EVENT_TYPE: &str = "unknownEventType";
 
 pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<()> {
-    if catalogue::is_known(&event.event_type) {
+    if catalogue::is_known(&event.event_type) || unknown_raised(conn, event)? {
         return Ok(());
     }
     let message = format!(
-        "event type {:?} is not in the catalogue; the event was stored",
-        event.event_type
+        "event type {:?} (source {:?}) is not in the catalogue; its events are stored, and this alert stands for all of them until it is acknowledged",
+        event.event_type, event.source
     );
     let details = json!({ "type": event.event_type, "source": event.source });
     raise(conn, UNKNOWN_EVENT_TYPE, event, &message, &details)
+}
+
+/// Whether an unacknowledged `unknownEventType` alert already stands for this event's type and
+/// source. (Alerts of that kind are few: one per type and source at a time.)
+fn unknown_raised(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<bool> {
+    sql::prepare(
+        conn,
+        "SELECT EXISTS (SELECT 1 FROM alerts
+         WHERE kind = ?1 AND acknowledged_at IS NULL
+           AND json_extract(details, '$.type') = ?2 AND json_extract(details, '$.source') = ?3)",
+    )?
+    .query_row(
+        params![UNKNOWN_EVENT_TYPE, event.event_type, event.source],
+        |r| r.get(0),
+    )
 }
 
 /// `alert_acknowledged`: marks the alert it names acknowledged, at the event's time. An alert

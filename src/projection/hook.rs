@@ -31,10 +31,19 @@ const SUBAGENT_ID_CHARS: usize = 128;
 pub enum Action {
     Spawn,
     OpenMission,
-    CloseMission { state: &'static str },
+    CloseMission {
+        state: &'static str,
+    },
     ToolStart,
-    ToolEnd { failed: bool },
+    ToolEnd {
+        failed: bool,
+    },
+    /// `PermissionDenied`: the call it names ends `denied`.
+    Denied,
     Permission,
+    /// `TaskCreated` / `TaskCompleted`: a task of the mission in progress.
+    TaskOpen,
+    TaskDone,
     SubagentStart,
     SubagentStop,
     Notify,
@@ -55,7 +64,10 @@ pub fn action(event_type: &str, hook_type: Option<&str>) -> Action {
         ("PreToolUse" | "file_access" | "bash_command", _) => Action::ToolStart,
         ("PostToolUse", _) => Action::ToolEnd { failed: false },
         ("PostToolUseFailure", _) => Action::ToolEnd { failed: true },
+        ("PermissionDenied", _) => Action::Denied,
         ("PermissionRequest", _) => Action::Permission,
+        ("TaskCreated", _) => Action::TaskOpen,
+        ("TaskCompleted", _) => Action::TaskDone,
         ("SubagentStart", _) => Action::SubagentStart,
         ("SubagentStop", _) => Action::SubagentStop,
         ("Notification", _) => Action::Notify,
@@ -67,7 +79,8 @@ pub fn action(event_type: &str, hook_type: Option<&str>) -> Action {
 /// The state a hook event puts its session (and hero) in; `None` leaves it.
 pub fn state_after(action: Action, view: &View) -> Option<&'static str> {
     match action {
-        Action::OpenMission | Action::ToolEnd { .. } => Some("active"),
+        // After a denial the agent carries on without the call.
+        Action::OpenMission | Action::ToolEnd { .. } | Action::Denied => Some("active"),
         Action::SubagentStart | Action::SubagentStop => Some("active"),
         Action::ToolStart if awaits_input(view) => Some("awaiting_input"),
         Action::ToolStart => Some("active"),
@@ -82,7 +95,7 @@ pub fn state_after(action: Action, view: &View) -> Option<&'static str> {
         // comes in the middle of work and changes nothing.
         Action::Spawn if view.text("source") == Some("compact") => None,
         Action::Spawn => Some("idle"),
-        Action::Other => None,
+        Action::TaskOpen | Action::TaskDone | Action::Other => None,
     }
 }
 
@@ -103,6 +116,12 @@ pub fn cli_of(view: &View) -> Option<&'static str> {
             .text("transcriptPath")
             .is_some_and(|p| p.contains("/.codex/"));
     codex.then_some("codex-cli")
+}
+
+/// The working directory an event gives: `CwdChanged`'s new one, else the `cwd` every hook
+/// body carries.
+pub fn cwd_of(view: &View) -> Option<&str> {
+    view.text("newCwd").or_else(|| view.text("cwd"))
 }
 
 fn awaits_input(view: &View) -> bool {
@@ -157,7 +176,10 @@ pub fn apply<T: Tables>(tables: &T, event: &StoredEvent, view: &View) -> rusqlit
         Action::CloseMission { state } => ctx.close_mission(state)?,
         Action::ToolStart => ctx.tool_start()?,
         Action::ToolEnd { failed } => ctx.tool_end(failed)?,
+        Action::Denied => ctx.denied()?,
         Action::Permission => ctx.permission()?,
+        Action::TaskOpen => ctx.task_open()?,
+        Action::TaskDone => ctx.task_done()?,
         Action::SubagentStart => Some(ctx.subagent_start()?),
         Action::SubagentStop => ctx.subagent_stop()?,
         Action::End => ctx.end()?,
@@ -214,7 +236,7 @@ fn hero_for(
         hero.cli = cli.into();
     }
     let text = |field: &str| view.text(field).map(str::to_string);
-    hero.cwd = text("cwd").unwrap_or(hero.cwd);
+    hero.cwd = cwd_of(view).map_or(hero.cwd, str::to_string);
     hero.tty = text("tty").or(hero.tty);
     hero.model = text("modelId").or_else(|| text("model")).or(hero.model);
     hero.faction = text("faction").or(hero.faction);
@@ -389,10 +411,22 @@ impl<T: Tables> Ctx<'_, T> {
 
     fn tool_end(&mut self, failed: bool) -> rusqlite::Result<Option<String>> {
         let failed = failed || self.view.bool("ok") == Some(false);
-        let status = if failed { "failed" } else { "completed" };
-        let error = failed
-            .then(|| self.view.text("error").map(|e| clip(e, ERROR_CHARS)))
-            .flatten();
+        match failed {
+            true => self.end_call("failed", self.view.text("error")),
+            false => self.end_call("completed", None),
+        }
+    }
+
+    /// `PermissionDenied` (Claude Code's auto mode refused the call): the call ends `denied`,
+    /// with the reason as its error.
+    fn denied(&mut self) -> rusqlite::Result<Option<String>> {
+        self.end_call("denied", self.view.text("reason"))
+    }
+
+    /// Ends the call this event names (by `toolUseId`) with `status`; a call never seen is
+    /// recorded with only its end.
+    fn end_call(&mut self, status: &str, error: Option<&str>) -> rusqlite::Result<Option<String>> {
+        let error = error.map(|e| clip(e, ERROR_CHARS));
         let at = self.event.event_time.clone();
         let known = match self.view.text("toolUseId") {
             Some(call) => self.tables.tool_by_call(self.session, call)?,
@@ -431,6 +465,73 @@ impl<T: Tables> Ctx<'_, T> {
         let mission = row.mission_id.clone();
         self.tables.save_tool(row)?;
         Ok(mission)
+    }
+
+    /// `TaskCreated`: a row of kind `task`, `open` until its `TaskCompleted`, under the
+    /// mission in progress. Its `toolUseId` is `task:` and the task's id, so it never meets
+    /// a tool call's.
+    fn task_open(&mut self) -> rusqlite::Result<Option<String>> {
+        if let Some(known) = self.task()? {
+            return Ok(known.mission_id); // announced twice
+        }
+        let row = self.new_task("open")?;
+        let mission = row.mission_id.clone();
+        self.tables.save_tool(row)?;
+        Ok(mission)
+    }
+
+    /// `TaskCompleted`: its task completes; one never seen is recorded with only its end.
+    fn task_done(&mut self) -> rusqlite::Result<Option<String>> {
+        let at = self.event.event_time.clone();
+        let row = match self.task()? {
+            Some(mut row) if row.status == "open" => {
+                row.duration_ms = row
+                    .started_at
+                    .as_deref()
+                    .and_then(|s| millis_between(s, &at));
+                row
+            }
+            Some(row) => return Ok(row.mission_id), // completed already
+            None => ToolUse {
+                opened_event_id: None,
+                started_at: None,
+                ..self.new_task("completed")?
+            },
+        };
+        let row = ToolUse {
+            status: "completed".into(),
+            closed_event_id: Some(self.event.event_id.clone()),
+            finished_at: Some(at),
+            ..row
+        };
+        let mission = row.mission_id.clone();
+        self.tables.save_tool(row)?;
+        Ok(mission)
+    }
+
+    fn task_key(&self) -> Option<String> {
+        self.view.text("taskId").map(|id| format!("task:{id}"))
+    }
+
+    fn task(&self) -> rusqlite::Result<Option<ToolUse>> {
+        match self.task_key() {
+            Some(key) => Ok(self
+                .tables
+                .tool_by_call(self.session, &key)?
+                .filter(|row| row.kind == "task")),
+            None => Ok(None),
+        }
+    }
+
+    fn new_task(&self, status: &str) -> rusqlite::Result<ToolUse> {
+        let subject = ["taskSubject", "taskDescription"]
+            .iter()
+            .find_map(|f| self.view.text(f));
+        Ok(ToolUse {
+            tool_use_id: self.task_key(),
+            preview: subject.map(one_line),
+            ..self.new_tool_use("task", "task", status)?
+        })
     }
 
     fn permission(&mut self) -> rusqlite::Result<Option<String>> {

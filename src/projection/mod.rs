@@ -115,12 +115,18 @@ pub fn apply_agents(
             let facts = sessions::Facts {
                 cli: hook::cli_of(view),
                 cli_default: Some("claude-code"),
-                cwd: view.text("cwd"),
+                cwd: hook::cwd_of(view),
                 tty: view.text("tty"),
                 transcript_path: view.text("transcriptPath"),
                 model: view.text("modelId").or_else(|| view.text("model")),
                 permission_mode: view.text("permissionMode"),
                 state: hook::state_after(action, view),
+                source_app: view.text("sourceApp"),
+                compaction: match event.event_type.as_str() {
+                    "PreCompact" => Some(sessions::Compaction::Began),
+                    "PostCompact" => Some(sessions::Compaction::Ended),
+                    _ => None,
+                },
                 ..Default::default()
             };
             tables.session(event, &facts)?;

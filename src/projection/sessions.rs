@@ -25,6 +25,19 @@ pub struct Facts<'a> {
     pub stuck: Option<(&'a str, &'a str)>,
     /// What a factory event changes (seed 003's lifecycle columns).
     pub factory: Option<FactoryChange>,
+    /// The app a hook server's envelope named (`source_app`), kept once given.
+    pub source_app: Option<&'a str>,
+    /// A compaction this event begins (`PreCompact`) or ends (`PostCompact`).
+    pub compaction: Option<Compaction>,
+}
+
+/// A moment of a context compaction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Compaction {
+    /// `PreCompact`: counted, since every compaction starts with one.
+    Began,
+    /// `PostCompact`: only its time is kept.
+    Ended,
 }
 
 /// A factory lifecycle moment and its time.
@@ -105,6 +118,11 @@ pub struct Record {
     pub first_event_time: String,
     pub last_event_time: String,
     pub ended_at: Option<String>,
+    pub source_app: Option<String>,
+    /// How many compactions began (`PreCompact` events).
+    pub compactions: i64,
+    /// When the last compaction began or ended.
+    pub last_compact_at: Option<String>,
     /// Shown by `GET /factory-sessions/{id}`, not by `GET /sessions`.
     #[serde(skip)]
     pub factory: FactoryColumns,
@@ -115,10 +133,11 @@ const RECORD_COLUMNS: &str = "s.id, s.source, s.cli, s.cwd, s.pane_id, s.tty, s.
      s.model, s.permission_mode, s.state, s.stuck_reason, s.stuck_message, s.stuck_since,
      s.first_sequence, s.last_sequence, s.event_count, s.first_event_time, s.last_event_time,
      s.ended_at, s.factory_status, s.result_status, s.run_requested_at, s.started_at,
-     s.paused_at, s.resumed_at, s.completed_at, s.run_responded_at";
+     s.paused_at, s.resumed_at, s.completed_at, s.run_responded_at, s.source_app, s.compactions,
+     s.last_compact_at";
 
 /// Columns read after [`RECORD_COLUMNS`] start here.
-const AFTER_RECORD: usize = 27;
+const AFTER_RECORD: usize = 30;
 
 fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
     Ok(Record {
@@ -151,6 +170,9 @@ fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
             completed_at: r.get(25)?,
             run_responded_at: r.get(26)?,
         },
+        source_app: r.get(27)?,
+        compactions: r.get(28)?,
+        last_compact_at: r.get(29)?,
     })
 }
 
@@ -183,11 +205,15 @@ impl Record {
             first_event_time: at.clone(),
             last_event_time: at.clone(),
             ended_at: (state == "ended").then(|| at.clone()),
+            source_app: owned(facts.source_app),
+            compactions: 0,
+            last_compact_at: None,
             factory: FactoryColumns::default(),
         };
         if let Some(change) = &facts.factory {
             record.factory.apply(change);
         }
+        record.compact(at, facts.compaction);
         record
     }
 
@@ -212,6 +238,8 @@ impl Record {
         keep(facts.transcript_path, &mut self.transcript_path);
         keep(facts.model, &mut self.model);
         keep(facts.permission_mode, &mut self.permission_mode);
+        keep(facts.source_app, &mut self.source_app);
+        self.compact(at, facts.compaction);
         if let Some(state) = facts.state {
             let stuck = state == "stuck";
             self.stuck_reason = owned(facts.stuck.map(|s| s.0).filter(|_| stuck));
@@ -235,6 +263,15 @@ impl Record {
         }
     }
 
+    fn compact(&mut self, at: &str, compaction: Option<Compaction>) {
+        if let Some(moment) = compaction {
+            if moment == Compaction::Began {
+                self.compactions += 1;
+            }
+            self.last_compact_at = Some(at.to_string());
+        }
+    }
+
     pub fn load(conn: &Connection, id: &str) -> rusqlite::Result<Option<Record>> {
         sql::prepare(
             conn,
@@ -254,16 +291,18 @@ impl Record {
                  last_sequence = ?15, event_count = ?16, last_event_time = ?18, ended_at = ?19,
                  factory_status = ?20, result_status = ?21, run_requested_at = ?22,
                  started_at = ?23, paused_at = ?24, resumed_at = ?25, completed_at = ?26,
-                 run_responded_at = ?27
+                 run_responded_at = ?27, source_app = ?28, compactions = ?29,
+                 last_compact_at = ?30
              WHERE id = ?1 AND source = ?2 AND first_sequence = ?14 AND first_event_time = ?17"
         } else {
             "INSERT INTO sessions (id, source, cli, cwd, pane_id, tty, transcript_path, model,
                  permission_mode, state, stuck_reason, stuck_message, stuck_since,
                  first_sequence, last_sequence, event_count, first_event_time, last_event_time,
                  ended_at, factory_status, result_status, run_requested_at, started_at,
-                 paused_at, resumed_at, completed_at, run_responded_at)
+                 paused_at, resumed_at, completed_at, run_responded_at, source_app, compactions,
+                 last_compact_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)"
+                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)"
         };
         let changed = sql::prepare(conn, sql)?.execute(params![
             self.id,
@@ -293,6 +332,9 @@ impl Record {
             self.factory.resumed_at,
             self.factory.completed_at,
             self.factory.run_responded_at,
+            self.source_app,
+            self.compactions,
+            self.last_compact_at,
         ])?;
         if changed != 1 {
             // The stored row is not the one this record was read from: a bug, never data.
@@ -355,21 +397,28 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Session>> {
     .optional()
 }
 
-/// Sessions by most recent activity, optionally in one state and from one source.
-pub fn list(
-    conn: &Connection,
-    state: Option<&str>,
-    source: Option<&str>,
-    limit: u32,
-) -> rusqlite::Result<Vec<Session>> {
+/// Which sessions [`list`] returns; `None` does not filter.
+#[derive(Debug, Default)]
+pub struct ListFilter<'a> {
+    pub state: Option<&'a str>,
+    pub source: Option<&'a str>,
+    pub source_app: Option<&'a str>,
+}
+
+/// Sessions by most recent activity, filtered.
+pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Result<Vec<Session>> {
     sql::prepare(
         conn,
         &format!(
         "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
          WHERE (?1 IS NULL OR s.state = ?1) AND (?2 IS NULL OR s.source = ?2)
-         ORDER BY s.last_sequence DESC LIMIT ?3"
+           AND (?3 IS NULL OR s.source_app = ?3)
+         ORDER BY s.last_sequence DESC LIMIT ?4"
     ),
     )?
-    .query_map(params![state, source, limit], row)?
+    .query_map(
+        params![filter.state, filter.source, filter.source_app, limit],
+        row,
+    )?
     .collect()
 }

@@ -42,6 +42,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0006_snapshot.sql"),
         false,
     ),
+    (
+        "0007_catalogue.sql",
+        include_str!("../../migrations/0007_catalogue.sql"),
+        false,
+    ),
 ];
 
 /// Applies the migrations this database has not seen yet, all in one transaction.
