@@ -7,6 +7,7 @@
 //! in memory: a run that fails, times out or is killed leaves it for the next run, and a
 //! delivery whose answer was lost is sent again under the same id, which hooklog stores once.
 
+pub mod codex_flag;
 pub mod install;
 pub mod spool;
 
