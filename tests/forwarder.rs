@@ -613,6 +613,150 @@ fn codex_hooks_json_is_made_and_removed() {
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to uninstall"));
 }
 
+/// Codex's `config.toml` through the real binary, in each shape its `codex_hooks` flag can be
+/// in: `--dry-run` prints the change as a diff and writes nothing; install turns the flag on
+/// (backing an existing file up first) and again changes nothing; uninstall gives back the
+/// original byte for byte, or removes the file when hooklog made it.
+#[test]
+fn codex_config_toml_install_then_uninstall_is_byte_identical() {
+    let shapes = [
+        ("no file", None),
+        (
+            "no [features]",
+            Some("# mine\nmodel = \"o3\" # pinned\n\n[tui]\nnotifications = true\n"),
+        ),
+        (
+            "[features] without the key",
+            Some("[features] # flags\nweb_search = true\n\n[tui]\nx = 1\n"),
+        ),
+        (
+            "codex_hooks = false",
+            Some("[features]\ncodex_hooks = false # not yet\nother = 1\n"),
+        ),
+        (
+            "dotted key",
+            Some("features.codex_hooks = false\nmodel = \"o3\"\n"),
+        ),
+        ("inline table", Some("features = { web_search = true }\n")),
+        (
+            "CRLF, no final newline",
+            Some("model = \"o3\"\r\n[tui]\r\nx = 1"),
+        ),
+    ];
+    for (what, original) in shapes {
+        let dir = tempfile::tempdir().unwrap();
+        let codex = dir.path().join("codex");
+        std::fs::create_dir_all(&codex).unwrap();
+        let config = codex.join("config.toml");
+        let backup = codex.join("config.toml.hooklog-backup");
+        if let Some(text) = original {
+            std::fs::write(&config, text).unwrap();
+        }
+        let envs: [(&str, &Path); 2] = [("CODEX_HOME", &codex), ("HOME", dir.path())];
+        let on_disk = || std::fs::read_to_string(&config).ok();
+
+        let dry = cli(&["hooks", "install", "--cli", "codex", "--dry-run"], &envs);
+        assert!(dry.status.success(), "{what}: {dry:?}");
+        let diff = String::from_utf8_lossy(&dry.stdout);
+        assert!(
+            diff.contains("config.toml (after install)")
+                && diff
+                    .lines()
+                    .any(|l| l.starts_with('+') && l.contains("codex_hooks = true")),
+            "{what}: {diff}"
+        );
+        assert_eq!(on_disk().as_deref(), original, "{what}: dry run wrote");
+        assert!(!backup.exists(), "{what}: dry run backed up");
+
+        let installed = cli(&["hooks", "install", "--cli", "codex"], &envs);
+        assert!(installed.status.success(), "{what}: {installed:?}");
+        let text = on_disk().unwrap();
+        let doc: toml_edit::DocumentMut = text.parse().unwrap();
+        assert_eq!(
+            doc["features"]["codex_hooks"].as_bool(),
+            Some(true),
+            "{what}: {text}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&backup).ok().as_deref(),
+            original,
+            "{what}: the backup is the file as it was, and only a file that was there has one"
+        );
+        assert!(
+            cli(&["hooks", "install", "--cli", "codex"], &envs)
+                .status
+                .success()
+        );
+        assert_eq!(on_disk().unwrap(), text, "{what}: installing again");
+
+        let removed = cli(&["hooks", "uninstall", "--cli", "codex"], &envs);
+        assert!(removed.status.success(), "{what}: {removed:?}");
+        assert_eq!(on_disk().as_deref(), original, "{what}");
+    }
+}
+
+/// A config.toml that is a link (dotfile managers) is edited where it points and stays a link;
+/// the file keeps its mode. A flag the user set, or Codex's newer key `hooks`, is theirs:
+/// install leaves the file alone, and says so when `hooks = false` turns hooks off.
+#[cfg(unix)]
+#[test]
+fn codex_config_toml_links_modes_and_the_users_own_setting() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let codex = dir.path().join("codex");
+    let dotfiles = dir.path().join("dotfiles");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    let real = dotfiles.join("codex.toml");
+    let original = "model = \"o3\"\n";
+    std::fs::write(&real, original).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = codex.join("config.toml");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let envs: [(&str, &Path); 2] = [("CODEX_HOME", &codex), ("HOME", dir.path())];
+
+    assert!(
+        cli(&["hooks", "install", "--cli", "codex"], &envs)
+            .status
+            .success()
+    );
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(
+        std::fs::read_to_string(&real)
+            .unwrap()
+            .contains("codex_hooks = true")
+    );
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&real), 0o640);
+    assert_eq!(mode(&dotfiles.join("codex.toml.hooklog-backup")), 0o640);
+    assert!(
+        cli(&["hooks", "uninstall", "--cli", "codex"], &envs)
+            .status
+            .success()
+    );
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), original);
+
+    for (users, note) in [
+        ("[features]\ncodex_hooks = true\n", false),
+        ("[features]\nhooks = true\n", false),
+        ("[features]\nhooks = false # not here\n", true),
+    ] {
+        std::fs::write(&real, users).unwrap();
+        let installed = cli(&["hooks", "install", "--cli", "codex"], &envs);
+        let out = String::from_utf8_lossy(&installed.stdout);
+        assert!(installed.status.success());
+        assert!(out.contains("codex.toml: nothing to install"), "{out}");
+        assert_eq!(out.contains("turns Codex's hooks off"), note, "{out}");
+        assert!(
+            cli(&["hooks", "uninstall", "--cli", "codex"], &envs)
+                .status
+                .success()
+        );
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), users);
+    }
+}
+
 /// A spool directory anyone may write to (or another user's) is not used: files planted there
 /// would be delivered under this user's token, and spooled prompts could be read. The run still
 /// delivers its own event directly, leaves nothing in that directory, and does not forward the

@@ -1,6 +1,8 @@
 //! `hooklog hooks install|uninstall`: write `hooklog hook` into Claude Code's `settings.json`
-//! and Codex's `hooks.json`, keeping the user's own hooks, and take it out again.
+//! and Codex's `hooks.json`, keeping the user's own hooks, turn on Codex's `codex_hooks` feature
+//! in its `config.toml`, and take all of it out again.
 
+use crate::forward::codex_flag;
 use crate::forward::install::{self, Agent};
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
@@ -9,9 +11,10 @@ use std::path::{Path, PathBuf};
 
 #[derive(Subcommand, Debug)]
 pub enum HooksCommand {
-    /// Add hooklog's hook entries (replacing any it added before).
+    /// Add hooklog's hook entries (replacing any it added before); for Codex, also set
+    /// `[features] codex_hooks = true` in its config.toml.
     Install(InstallArgs),
-    /// Remove exactly the entries `install` added.
+    /// Remove exactly the entries `install` added, and undo its change to config.toml.
     Uninstall(Which),
 }
 
@@ -20,8 +23,9 @@ pub struct Which {
     /// Which agent's settings.
     #[arg(long = "cli", value_enum)]
     pub cli: Cli,
-    /// `user`: every project (~/.claude/settings.json, $CODEX_HOME/hooks.json); `project`: the
-    /// current directory's (.claude/settings.json, .codex/hooks.json).
+    /// `user`: every project (~/.claude/settings.json, $CODEX_HOME/hooks.json and config.toml);
+    /// `project`: the current directory's (.claude/settings.json, .codex/hooks.json and
+    /// config.toml).
     #[arg(long, value_enum, default_value = "user")]
     pub scope: Scope,
     /// Print the change as a diff and write nothing.
@@ -90,24 +94,42 @@ impl HooksCommand {
 
 /// The settings file `agent` reads for `scope`.
 pub fn settings_path(agent: Agent, scope: Scope) -> anyhow::Result<PathBuf> {
-    let env_dir = |var: &str| {
-        std::env::var_os(var)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let home = || env_dir("HOME").context("HOME is not set");
-    Ok(match (agent, scope) {
-        (Agent::Claude, Scope::User) => match env_dir("CLAUDE_CONFIG_DIR") {
-            Some(dir) => dir.join("settings.json"),
-            None => home()?.join(".claude").join("settings.json"),
-        },
-        (Agent::Claude, Scope::Project) => PathBuf::from(".claude").join("settings.json"),
-        (Agent::Codex, Scope::User) => match env_dir("CODEX_HOME") {
-            Some(dir) => dir.join("hooks.json"),
-            None => home()?.join(".codex").join("hooks.json"),
-        },
-        (Agent::Codex, Scope::Project) => PathBuf::from(".codex").join("hooks.json"),
+    Ok(match agent {
+        Agent::Claude => match scope {
+            Scope::User => match env_dir("CLAUDE_CONFIG_DIR") {
+                Some(dir) => dir,
+                None => home()?.join(".claude"),
+            },
+            Scope::Project => PathBuf::from(".claude"),
+        }
+        .join("settings.json"),
+        Agent::Codex => codex_dir(scope)?.join("hooks.json"),
     })
+}
+
+/// Codex's `config.toml` for `scope`, beside its `hooks.json`.
+pub fn codex_config_path(scope: Scope) -> anyhow::Result<PathBuf> {
+    Ok(codex_dir(scope)?.join("config.toml"))
+}
+
+fn codex_dir(scope: Scope) -> anyhow::Result<PathBuf> {
+    Ok(match scope {
+        Scope::User => match env_dir("CODEX_HOME") {
+            Some(dir) => dir,
+            None => home()?.join(".codex"),
+        },
+        Scope::Project => PathBuf::from(".codex"),
+    })
+}
+
+fn env_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+fn home() -> anyhow::Result<PathBuf> {
+    env_dir("HOME").context("HOME is not set")
 }
 
 /// The copy of a settings file taken before hooklog first wrote to it.
@@ -117,11 +139,64 @@ pub fn backup_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// Installs (`command`) or uninstalls (`None`) for one agent: its hook entries, and for Codex
+/// the `codex_hooks` feature flag in `config.toml`.
 fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<()> {
-    let path = settings_path(agent, which.scope)?;
+    let settings = FileEdit {
+        path: settings_path(agent, which.scope)?,
+        edit: &|text, name| Ok(install::edit(text, name, agent, command)?),
+        is_empty: |text| {
+            serde_json::from_str::<serde_json::Value>(text)
+                .is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()))
+        },
+        done: match command {
+            Some(_) => format!("hooklog hook runs on {} events", agent.events().len()),
+            None => "hooklog's hook entries removed".to_string(),
+        },
+    };
+    write_edit(agent, settings, which.dry_run, command.is_some())?;
+    if agent != Agent::Codex {
+        return Ok(());
+    }
+    let path = codex_config_path(which.scope)?;
+    let flag = FileEdit {
+        path,
+        edit: &|text, name| {
+            if command.is_some() && codex_flag::hooks_setting(text) == Some(false) {
+                println!(
+                    "codex: {name}: `[features] hooks = false` turns Codex's hooks off; \
+                     hooklog leaves it as you set it"
+                );
+            }
+            Ok(match command {
+                Some(_) => codex_flag::turn_on(text, name)?,
+                None => codex_flag::undo(text, name)?,
+            })
+        },
+        is_empty: str::is_empty,
+        done: match command {
+            Some(_) => format!("[features] {} = true", codex_flag::KEY),
+            None => format!("hooklog's change to {} undone", codex_flag::KEY),
+        },
+    };
+    write_edit(agent, flag, which.dry_run, command.is_some())
+}
+
+/// One file hooklog changes, and how.
+struct FileEdit<'a> {
+    path: PathBuf,
+    /// The new text from the file's text (empty when there is no file) and its name for errors.
+    edit: &'a dyn Fn(&str, &str) -> anyhow::Result<String>,
+    /// Whether a text has nothing left in it: a file hooklog made then goes away on uninstall.
+    is_empty: fn(&str) -> bool,
+    /// What the write did, for the line printed after it.
+    done: String,
+}
+
+fn write_edit(agent: Agent, file: FileEdit, dry_run: bool, installing: bool) -> anyhow::Result<()> {
     // A settings file that is a link (dotfile managers) is edited where it points, so the link
     // stays a link.
-    let path = fs::canonicalize(&path).unwrap_or(path);
+    let path = fs::canonicalize(&file.path).unwrap_or(file.path);
     let shown = path.display().to_string();
     let original = match fs::read_to_string(&path) {
         Ok(text) => Some(text),
@@ -129,28 +204,21 @@ fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<(
         Err(e) => return Err(e).with_context(|| format!("cannot read {shown}")),
     };
     let before = original.as_deref().unwrap_or("");
-    let after = install::edit(before, &shown, agent, command)?;
+    let after = (file.edit)(before, &shown)?;
     let backup = backup_path(&path);
-    // A file that did not exist before hooklog made it goes away with hooklog's entries.
-    let remove = command.is_none()
-        && !backup.exists()
-        && serde_json::from_str::<serde_json::Value>(&after)
-            .is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()));
+    // A file that did not exist before hooklog made it goes away with hooklog's change.
+    let remove = !installing && !backup.exists() && (file.is_empty)(&after);
     let unchanged = match &original {
         Some(text) => !remove && *text == after,
-        None => command.is_none(),
+        None => !installing,
     };
-    let verb = if command.is_some() {
-        "install"
-    } else {
-        "uninstall"
-    };
+    let verb = if installing { "install" } else { "uninstall" };
     if unchanged {
         println!("{}: {shown}: nothing to {verb}", agent.name());
         return Ok(());
     }
     let after = if remove { String::new() } else { after };
-    if which.dry_run {
+    if dry_run {
         let diff = similar::TextDiff::from_lines(before, &after);
         print!(
             "{}",
@@ -185,14 +253,7 @@ fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<(
         let _ = fs::set_permissions(&tmp, meta.permissions());
     }
     fs::rename(&tmp, &path).with_context(|| format!("cannot replace {shown}"))?;
-    match command {
-        Some(_) => println!(
-            "{}: {shown}: hooklog hook runs on {} events",
-            agent.name(),
-            agent.events().len()
-        ),
-        None => println!("{}: {shown}: hooklog's hook entries removed", agent.name()),
-    }
+    println!("{}: {shown}: {}", agent.name(), file.done);
     Ok(())
 }
 
