@@ -560,8 +560,9 @@ async fn install_then_uninstall_leaves_the_settings_as_they_were() {
     assert!(home.join(".claude/settings.json.hooklog-backup").exists());
 }
 
-/// Codex: `$CODEX_HOME/hooks.json`, made by install when missing (its eight events, the hook
-/// labelled `codex-cli`), and gone again after uninstall.
+/// Codex: `$CODEX_HOME/hooks.json` and `config.toml`, made by install when missing (its eight
+/// events, the hook labelled `codex-cli`; the feature flag on), and gone again after uninstall,
+/// with no backup left of files that were hooklog's own, however many times it is done.
 #[test]
 fn codex_hooks_json_is_made_and_removed() {
     let dir = tempfile::tempdir().unwrap();
@@ -611,6 +612,28 @@ fn codex_hooks_json_is_made_and_removed() {
     );
     let again = cli(&["hooks", "uninstall", "--cli", "codex"], &envs);
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to uninstall"));
+    for cycle in 1..=2 {
+        assert!(
+            cli(&["hooks", "install", "--cli", "codex"], &envs)
+                .status
+                .success()
+        );
+        assert!(
+            std::fs::read_to_string(codex.join("config.toml"))
+                .unwrap()
+                .contains("codex_hooks = true")
+        );
+        assert!(
+            cli(&["hooks", "uninstall", "--cli", "codex"], &envs)
+                .status
+                .success()
+        );
+        let left: Vec<_> = std::fs::read_dir(&codex)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(left.is_empty(), "cycle {cycle}: {left:?}");
+    }
 }
 
 /// Codex's `config.toml` through the real binary, in each shape its `codex_hooks` flag can be

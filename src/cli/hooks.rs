@@ -229,7 +229,9 @@ fn write_edit(agent: Agent, file: FileEdit, dry_run: bool, installing: bool) -> 
         );
         return Ok(());
     }
-    if original.is_some() && !backup.exists() {
+    // A file about to be removed was hooklog's own: a copy of it would be no user's file, and
+    // would make the next uninstall take a file hooklog made for the user's.
+    if original.is_some() && !backup.exists() && !remove {
         // A copy keeps the file's mode: settings can hold API keys in `env`.
         fs::copy(&path, &backup)
             .with_context(|| format!("cannot back {shown} up to {}", backup.display()))?;
