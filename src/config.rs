@@ -47,10 +47,16 @@ pub struct Config {
     /// Published groups (each of at most 16 committed events) the hub buffers for live
     /// subscribers that are behind; past that they catch up from the database.
     pub hub_capacity: usize,
+    /// Payload bytes of those groups the hub keeps at most (the newest group always).
+    pub hub_bytes: usize,
     /// Idle time after which an event stream sends a `: keepalive` comment.
     pub keepalive: Duration,
     /// How long a request body may go without receiving any bytes (then 408).
     pub body_timeout: Duration,
+    /// How long a whole request body may take, however steadily it trickles in (then 408).
+    pub body_deadline: Duration,
+    /// Limits on connections and on what event streams hold (docs/security.md).
+    pub connections: Connections,
     /// On shutdown, how long open connections get to finish before they are closed anyway.
     pub drain_timeout: Duration,
     /// Which old events the writer prunes (none by default).
@@ -79,6 +85,58 @@ pub struct Security {
     pub max_streams: usize,
     /// Deepest nesting of `[` and `{` a request body may have; deeper is a `400`.
     pub max_json_depth: usize,
+}
+
+/// Limits on connections and on the history event streams hold (docs/security.md,
+/// "Connections"). Defaults: 30 s for a request's head, 30 s for a stalled answer, 10,000
+/// connections (lowered to fit the open-file limit by `hooklog serve`), 1 MiB history pages,
+/// 256 MiB of history for all streams together.
+#[derive(Debug, Clone)]
+pub struct Connections {
+    /// Time a client has to send a request's head, from connecting or from the end of the
+    /// previous answer on a kept-alive connection; then the connection is closed.
+    pub header_timeout: Duration,
+    /// A connection whose peer accepts no byte of an answer for this long is closed.
+    pub stall_timeout: Duration,
+    /// Connections open at once; one more is answered `503` and closed.
+    pub max_connections: usize,
+    /// Payload bytes one read of history takes for an event stream.
+    pub page_bytes: usize,
+    /// Payload bytes of history all event streams together may hold.
+    pub history_budget: usize,
+}
+
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+
+impl Default for Connections {
+    fn default() -> Connections {
+        Connections {
+            header_timeout: Duration::from_secs(30),
+            stall_timeout: Duration::from_secs(30),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            page_bytes: crate::stream::scope::PAGE_BYTES,
+            history_budget: 256 * 1024 * 1024,
+        }
+    }
+}
+
+impl Connections {
+    pub fn limits(&self) -> crate::http::server::Limits {
+        crate::http::server::Limits {
+            header_timeout: self.header_timeout,
+            stall_timeout: self.stall_timeout,
+            max_connections: self.max_connections,
+        }
+    }
+
+    /// The history budget in KiB (the permits of `AppState::history_bytes`), never less than
+    /// one page, so a page can always be read.
+    pub fn history_budget_kib(&self) -> usize {
+        self.history_budget
+            .max(self.page_bytes)
+            .div_ceil(1024)
+            .max(1)
+    }
 }
 
 /// A token bucket per client address: `burst` requests at once, refilled at `per_second`.
@@ -131,8 +189,11 @@ impl Config {
             body_limit: DEFAULT_BODY_LIMIT,
             reader_pool_size: 8,
             hub_capacity: 512,
+            hub_bytes: 64 * 1024 * 1024,
             keepalive: Duration::from_secs(15),
             body_timeout: Duration::from_secs(30),
+            body_deadline: Duration::from_secs(60),
+            connections: Connections::default(),
             drain_timeout: Duration::from_secs(10),
             retention: Default::default(),
             clock: Default::default(),

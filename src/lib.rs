@@ -21,9 +21,8 @@ pub mod projection;
 pub mod store;
 pub mod stream;
 
-use axum::serve::ListenerExt;
 use config::Config;
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
 use store::{Store, StoreError};
@@ -40,7 +39,7 @@ impl App {
     /// Opens (creating if needed) the database and starts the writer. Blocking file work runs
     /// on the blocking pool.
     pub async fn build(config: Config) -> Result<App, StoreError> {
-        let hub = Hub::new(config.hub_capacity);
+        let hub = Hub::new(config.hub_capacity, config.hub_bytes);
         let store = {
             let config = config.clone();
             tokio::task::spawn_blocking(move || Store::open(&config, hub))
@@ -49,6 +48,9 @@ impl App {
         };
         let (shutdown, stopping) = tokio::sync::watch::channel(false);
         let stream_slots = Arc::new(tokio::sync::Semaphore::new(config.security.max_streams));
+        let history_bytes = Arc::new(tokio::sync::Semaphore::new(
+            config.connections.history_budget_kib(),
+        ));
         Ok(App {
             state: http::AppState::new(http::Shared {
                 store: Arc::new(store),
@@ -56,6 +58,8 @@ impl App {
                 started: Instant::now(),
                 shutdown: stopping,
                 stream_slots,
+                history_bytes,
+                connections: Default::default(),
             }),
             shutdown,
         })
@@ -74,23 +78,12 @@ impl App {
     ) -> std::io::Result<()> {
         let store = self.state.store.clone();
         let drain_timeout = self.state.config.drain_timeout;
+        let limits = self.state.config.connections.limits();
+        let counters = self.state.connections.clone();
         let router = http::router(self.state, listener.local_addr()?);
         let stopping = self.shutdown;
         let mut begun = stopping.subscribe();
-        // TCP_NODELAY: a response or an SSE chunk goes out when written, not held back by
-        // Nagle's algorithm until the previous segment is acknowledged (with delayed ACKs,
-        // up to 40 ms on a stream's last partial segment).
-        let listener = listener.tap_io(|stream| {
-            if let Err(e) = stream.set_nodelay(true) {
-                tracing::debug!(error = %e, "could not set TCP_NODELAY on a connection");
-            }
-        });
-        let graceful = axum::serve(
-            listener,
-            // The peer address keys the rate limit.
-            router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
+        let graceful = http::server::serve(listener, router, limits, counters, async move {
             shutdown.await;
             // Open event streams end on this, so they do not hold the shutdown open.
             let _ = stopping.send(true);
@@ -101,14 +94,13 @@ impl App {
             let _ = begun.wait_for(|stopping| *stopping).await;
             tokio::time::sleep(drain_timeout).await;
         };
-        let served = tokio::select! {
-            served = graceful.into_future() => served,
+        tokio::select! {
+            () = graceful => {}
             () = overdue => {
                 tracing::warn!(?drain_timeout, "connections still open after the drain timeout; closing them");
-                Ok(())
             }
-        };
+        }
         store.close().await;
-        served
+        Ok(())
     }
 }

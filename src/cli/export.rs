@@ -2,7 +2,7 @@
 //! `hooklog.event.v1` envelope per line with its stable id and original times. It reads the
 //! database file directly (read-only, so the server may be running) in short transactions.
 
-use crate::stream::scope::{Filter, Scope};
+use crate::stream::scope::{Budget, Filter, Scope};
 use anyhow::{Context, bail};
 use clap::Args;
 use rusqlite::{Connection, OpenFlags};
@@ -67,7 +67,7 @@ pub fn write_recording(
 ) -> anyhow::Result<u64> {
     let mut written = 0;
     loop {
-        let page = scope.page(conn, after, PAGE)?;
+        let page = scope.page(conn, after, Budget::events(PAGE))?.events;
         let Some(last) = page.last() else {
             return Ok(written);
         };

@@ -2,13 +2,15 @@
 
 use crate::App;
 use crate::config::{
-    Config, DEFAULT_BODY_LIMIT, DEFAULT_MAX_JSON_DEPTH, DEFAULT_MAX_STREAMS, DEV_ORIGINS,
-    Durability, RateLimit, Secret, Security, default_http_workers,
+    Config, Connections, DEFAULT_BODY_LIMIT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_JSON_DEPTH,
+    DEFAULT_MAX_STREAMS, DEV_ORIGINS, Durability, RateLimit, Secret, Security,
+    default_http_workers,
 };
 use anyhow::{Context, bail};
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
@@ -75,15 +77,42 @@ pub struct ServeArgs {
     /// one, so that the writer thread keeps a core to itself under load.
     #[arg(long, env = "HOOKLOG_WORKERS")]
     pub workers: Option<usize>,
+    /// Time a client has to send a request's head, from connecting or from the end of the
+    /// previous answer on a kept-alive connection; then the connection is closed.
+    #[arg(long, env = "HOOKLOG_HEADER_TIMEOUT", value_parser = humantime::parse_duration, default_value = "30s")]
+    pub header_timeout: Duration,
+    /// A connection whose client accepts no byte of an answer (an event stream it stopped
+    /// reading) for this long is closed.
+    #[arg(long, env = "HOOKLOG_STALL_TIMEOUT", value_parser = humantime::parse_duration, default_value = "30s")]
+    pub stall_timeout: Duration,
+    /// A request body that receives no byte for this long is refused (408).
+    #[arg(long, env = "HOOKLOG_BODY_IDLE_TIMEOUT", value_parser = humantime::parse_duration, default_value = "30s")]
+    pub body_idle_timeout: Duration,
+    /// A request body not whole this long after the request began is refused (408), however
+    /// steadily it trickles in.
+    #[arg(long, env = "HOOKLOG_BODY_DEADLINE", value_parser = humantime::parse_duration, default_value = "60s")]
+    pub body_deadline: Duration,
+    /// Connections open at once; one more is answered 503 and closed. Default: 10,000, or
+    /// fewer to stay 128 below the open-file limit (which serve raises to its hard limit).
+    #[arg(long, env = "HOOKLOG_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Bytes of history (event payloads) all event streams together may hold while their
+    /// clients take it.
+    #[arg(long, env = "HOOKLOG_STREAM_HISTORY_BYTES", default_value_t = Connections::default().history_budget)]
+    pub stream_history_bytes: usize,
 }
 
 impl ServeArgs {
     pub fn run(self) -> anyhow::Result<()> {
         init_tracing();
         let security = self.security()?;
+        let connections = self.connections(raise_open_file_limit())?;
         let config = Config {
             durability: self.durability,
             body_limit: self.body_limit,
+            body_timeout: self.body_idle_timeout,
+            body_deadline: self.body_deadline,
+            connections,
             retention: crate::store::retention::Retention {
                 max_events: self.retain_max_events,
                 max_age: self.retain_max_age,
@@ -118,6 +147,30 @@ impl ServeArgs {
 }
 
 impl ServeArgs {
+    /// The connection limits, or why these flags cannot start a server. `open_files` is the
+    /// process's open-file limit, when known: the default connection cap stays below it.
+    pub fn connections(&self, open_files: Option<u64>) -> anyhow::Result<Connections> {
+        let fitting = open_files.map_or(DEFAULT_MAX_CONNECTIONS, |limit| {
+            let usable = limit.saturating_sub(RESERVED_FILES).max(1);
+            DEFAULT_MAX_CONNECTIONS.min(usize::try_from(usable).unwrap_or(usize::MAX))
+        });
+        let max_connections = self.max_connections.unwrap_or(fitting);
+        if max_connections == 0 {
+            bail!("--max-connections (HOOKLOG_MAX_CONNECTIONS) must be at least 1");
+        }
+        if self.header_timeout.is_zero() || self.stall_timeout.is_zero() {
+            bail!("--header-timeout and --stall-timeout must be more than 0");
+        }
+        tracing::info!(max_connections, "connection limit");
+        Ok(Connections {
+            header_timeout: self.header_timeout,
+            stall_timeout: self.stall_timeout,
+            max_connections,
+            history_budget: self.stream_history_bytes,
+            ..Connections::default()
+        })
+    }
+
     /// The security settings, or why these flags cannot start a server.
     pub fn security(&self) -> anyhow::Result<Security> {
         let token = match self.token.as_deref().map(str::trim) {
@@ -173,6 +226,40 @@ impl ServeArgs {
             max_json_depth: self.max_json_depth,
         })
     }
+}
+
+/// Open files kept for the database (the writer's and the readers' files, WAL and shared
+/// memory), the log and the listener: the default connection cap leaves them free.
+const RESERVED_FILES: u64 = 128;
+
+/// Raises this process's open-file soft limit to its hard limit (Linux's soft default of
+/// 1,024 is what a few idle sockets exhaust); returns the soft limit now in force.
+fn raise_open_file_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return None;
+    }
+    let before = limit.rlim_cur;
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            limit.rlim_cur = limit.rlim_max;
+        }
+    }
+    tracing::info!(
+        before,
+        now = limit.rlim_cur,
+        hard = limit.rlim_max,
+        "open-file limit"
+    );
+    Some(limit.rlim_cur)
 }
 
 /// The async runtime that answers HTTP, on `workers` threads (`--workers`).

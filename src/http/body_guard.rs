@@ -1,6 +1,8 @@
 //! The guards that look at a request body as it arrives, in one wrapper around it:
 //!
-//! - the idle timeout: a body that goes `timeout` without a frame fails (`408` on the routes);
+//! - the idle timeout: a body that goes `idle_timeout` without a frame fails (`408` on the
+//!   routes), and so does one still arriving `deadline` after it began, however steadily it
+//!   trickles in;
 //! - the JSON depth limit ([`super::depth`]): once `[` and `{` outside strings are nested
 //!   deeper than the limit, reading the body fails (`400`).
 //!
@@ -18,10 +20,11 @@ use axum::extract::Request;
 use hyper::body::{Body as _, Frame, SizeHint};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::time::Sleep;
 
-/// Why reading a body failed: no bytes arrived for the idle timeout.
+/// Why reading a body failed: no bytes arrived for the idle timeout, or the body was not whole
+/// by its deadline.
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not arrive in time")]
 pub struct BodyTimedOut;
@@ -30,6 +33,7 @@ pub struct BodyTimedOut;
 #[derive(Clone, Copy, Debug)]
 pub struct BodyLimits {
     pub idle_timeout: Duration,
+    pub deadline: Duration,
     pub max_json_depth: usize,
 }
 
@@ -39,6 +43,7 @@ impl Check for BodyLimits {
         *request.body_mut() = Body::new(GuardedBody {
             inner: body,
             limits: *self,
+            began: Instant::now(),
             scanner: DepthScanner::default(),
             idle: None,
             failed: false,
@@ -50,6 +55,8 @@ impl Check for BodyLimits {
 struct GuardedBody {
     inner: Body,
     limits: BodyLimits,
+    /// When the request reached the guards: the deadline counts from here.
+    began: Instant,
     scanner: DepthScanner,
     /// Armed while the body waits for its next frame; dropped when one arrives.
     idle: Option<Pin<Box<Sleep>>>,
@@ -108,7 +115,9 @@ impl GuardedBody {
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Pending => {
-                let timeout = this.limits.idle_timeout;
+                // Whichever comes first: the idle timeout, or what is left to the deadline.
+                let left = this.limits.deadline.saturating_sub(this.began.elapsed());
+                let timeout = this.limits.idle_timeout.min(left);
                 let idle = this
                     .idle
                     .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
@@ -133,8 +142,10 @@ mod tests {
             inner: Body::from_stream(futures_util::stream::iter(chunks)),
             limits: BodyLimits {
                 idle_timeout: Duration::from_secs(30),
+                deadline: Duration::from_secs(60),
                 max_json_depth: 2,
             },
+            began: Instant::now(),
             scanner: DepthScanner::default(),
             idle: None,
             failed: false,

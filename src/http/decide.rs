@@ -31,9 +31,9 @@ pub fn body<T: DeserializeOwned>(
         (true, Some(empty)) => empty.as_bytes(),
         _ => &bytes,
     };
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+    let value = crate::ingest::json::from_slice(bytes).map_err(|e| {
         InvalidRequest::new(
-            format!("body is not valid JSON: {e}"),
+            format!("body {e}"),
             json!({ "line": e.line(), "column": e.column() }),
         )
     })?;

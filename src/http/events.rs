@@ -6,7 +6,7 @@ use super::extract::{ApiPath, ApiQuery};
 use super::streams::{self, StreamQuery};
 use crate::ingest::{body::is_ndjson, canonical};
 use crate::store::{Appended, read};
-use crate::stream::scope::{Filter, Scope};
+use crate::stream::scope::{Budget, Filter, PAGE_BYTES, Scope};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -119,7 +119,11 @@ pub async fn list(
         .store
         .read(move |conn| {
             let tx = conn.unchecked_transaction()?;
-            let events = scope.page(&tx, after, limit)?;
+            let budget = Budget {
+                events: limit,
+                bytes: PAGE_BYTES,
+            };
+            let events = scope.page(&tx, after, budget)?.events;
             let bounds = Scope::Global(Filter::default()).bounds(&tx)?;
             tx.finish()?;
             Ok((events, bounds))

@@ -61,6 +61,9 @@ pub struct Stats {
     durability: &'static str,
     writer: StatsSnapshot,
     retention: Pruning,
+    /// Connections accepted, open now, refused past `--max-connections`, and closed because
+    /// their client accepted no byte for `--stall-timeout` (a stream it stopped reading).
+    connections: crate::http::server::CountersSnapshot,
 }
 
 pub async fn stats(State(state): State<AppState>) -> Json<Stats> {
@@ -71,5 +74,6 @@ pub async fn stats(State(state): State<AppState>) -> Json<Stats> {
         durability: state.store.synchronous,
         writer: state.store.writer.stats().snapshot(),
         retention: state.store.writer.pruning(),
+        connections: state.connections.snapshot(),
     })
 }

@@ -2,14 +2,18 @@
 //! pointed at 127.0.0.1 can make the browser send requests to hooklog, but they carry the
 //! page's host name. On a loopback bind, only loopback names are accepted (`localhost`,
 //! `127.0.0.1`, `[::1]`, the bound address, and any `--allow-host`), with any port (a port
-//! forward names its own). A request without `Host` (HTTP/1.0; browsers always send one) passes.
-//! On a non-loopback bind the names a client may use are unknown, so there is no check there:
-//! the token (required there) is the defence.
+//! forward names its own). A request target in absolute form (`GET http://name/ HTTP/1.1`)
+//! names its authority there, and that name is checked the same way.
+//! On a non-loopback bind the names a client may use are unknown, so there is no name check
+//! there: the token (required there) is the defence.
+//!
+//! On every bind, `Host` itself must be well-formed as HTTP/1.1 requires (RFC 9112, 3.2): an
+//! HTTP/1.1 request without one, or with more than one, is a `400`. (HTTP/1.0 has no `Host`.)
 
 use super::error::ApiError;
 use super::guard::Check;
 use axum::extract::Request;
-use axum::http::header;
+use axum::http::{Version, header};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -70,6 +74,25 @@ fn split_port(host: &str) -> (&str, Option<&str>) {
 
 impl Check for HostCheck {
     fn check(&self, request: &mut Request) -> Result<(), ApiError> {
+        match request.headers().get_all(header::HOST).iter().count() {
+            0 if request.version() == Version::HTTP_11 => {
+                return Err(ApiError::invalid(
+                    "an HTTP/1.1 request must have a Host header",
+                ));
+            }
+            0 | 1 => {}
+            _ => {
+                return Err(ApiError::invalid(
+                    "a request must have one Host header, not several",
+                ));
+            }
+        }
+        if let Some(authority) = request.uri().authority()
+            && !self.accepts(authority.as_str())
+        {
+            tracing::debug!("request target names a host that is not allowed");
+            return Err(ApiError::HostNotAllowed);
+        }
         if super::header_refused(request, header::HOST, |host| self.accepts(host)) {
             tracing::debug!("host not allowed");
             return Err(ApiError::HostNotAllowed);

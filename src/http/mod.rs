@@ -21,6 +21,7 @@ pub mod origin;
 pub mod owners;
 pub mod rate;
 pub mod recordings;
+pub mod server;
 pub mod sessions;
 pub mod streams;
 
@@ -53,6 +54,11 @@ pub struct Shared {
     pub shutdown: watch::Receiver<bool>,
     /// One permit per event stream that may be open (`Security::max_streams`).
     pub stream_slots: Arc<Semaphore>,
+    /// One permit per KiB of history that event streams may hold at once, all together
+    /// (`Connections::history_budget`).
+    pub history_bytes: Arc<Semaphore>,
+    /// What happened to connections (`/stats`).
+    pub connections: Arc<server::Counters>,
 }
 
 impl AppState {
@@ -179,6 +185,7 @@ pub fn router(state: AppState, bound: SocketAddr) -> Router {
     inner.push(auth::Auth::new(security.token.as_ref()));
     inner.push(Arc::new(body_guard::BodyLimits {
         idle_timeout: state.config.body_timeout,
+        deadline: state.config.body_deadline,
         max_json_depth: security.max_json_depth,
     }));
     let router = routes()

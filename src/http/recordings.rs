@@ -7,7 +7,7 @@ use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
 use crate::event::StoredEvent;
 use crate::store::{Store, StoreError};
-use crate::stream::scope::Scope;
+use crate::stream::scope::{Budget, PAGE_BYTES, Scope};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderValue, header};
@@ -31,8 +31,9 @@ fn pages(
         let mut after = 0;
         loop {
             let scope = Scope::Session(session.clone());
-            let page = match store.read(move |conn| scope.page(conn, after, PAGE)).await {
-                Ok(page) => page,
+            let budget = Budget { events: PAGE, bytes: PAGE_BYTES };
+            let page = match store.read(move |conn| scope.page(conn, after, budget)).await {
+                Ok(page) => page.events,
                 Err(e) => { yield Err(e); break; }
             };
             let Some(last) = page.last() else { break };
@@ -51,10 +52,10 @@ pub async fn export(
         let session = session.clone();
         state
             .store
-            .read(move |conn| Scope::Session(session).page(conn, 0, 1))
+            .read(move |conn| Scope::Session(session).page(conn, 0, Budget::events(1)))
             .await?
     };
-    if exists.is_empty() {
+    if exists.events.is_empty() {
         return Err(ApiError::NotFound { path: None });
     }
     let body = pages(state.store.clone(), session).map(|page| {

@@ -9,7 +9,7 @@ use crate::store::StoreError;
 use crate::stream::FrameKind;
 use crate::stream::cursor::{Cursor, Resolution};
 use crate::stream::scope::{Bounds, Scope};
-use crate::stream::sse::follow;
+use crate::stream::sse::{History, follow};
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -57,11 +57,7 @@ impl StreamQuery {
                 )));
             }
         };
-        let last_event_id = headers
-            .get("last-event-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-            .filter(|v| !v.is_empty());
+        let last_event_id = last_event_id(headers)?;
         Ok(Cursor {
             last_event_id,
             after_event_id: self.after_event_id.filter(|v| !v.is_empty()),
@@ -69,6 +65,25 @@ impl StreamQuery {
             from_now,
         })
     }
+}
+
+/// The `Last-Event-ID` header: the id as the UTF-8 its bytes are (an EventSource sends the id
+/// it last saw that way, whatever its characters), `None` when absent or empty. A number there
+/// is a position, and must be one (`>= 0`); bytes that are not UTF-8, or a negative position,
+/// are refused: a cursor is honoured or refused, never ignored.
+fn last_event_id(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("last-event-id") else {
+        return Ok(None);
+    };
+    let id = std::str::from_utf8(value.as_bytes())
+        .map_err(|_| ApiError::invalid("Last-Event-ID must be UTF-8"))?
+        .trim();
+    if id.parse::<i64>().is_ok_and(|n| n < 0) {
+        return Err(ApiError::invalid(
+            "Last-Event-ID must be a position >= 0 or an event id",
+        ));
+    }
+    Ok((!id.is_empty()).then(|| id.to_string()))
 }
 
 /// Whether the client asked for JSON rather than an event stream.
@@ -148,7 +163,17 @@ pub fn open(
         scope,
         frame_event: style.frame_event,
     };
-    let batches = follow(state.store.clone(), state.store.hub.clone(), kind, after);
+    let history = History {
+        permits: state.history_bytes.clone(),
+        page_bytes: state.config.connections.page_bytes,
+    };
+    let batches = follow(
+        state.store.clone(),
+        state.store.hub.clone(),
+        kind,
+        after,
+        history,
+    );
     let keepalive = state.config.keepalive;
     // Each chunk of frames (a page of history, or the live events of a published group) is
     // written as it comes; an idle stretch of `keepalive` becomes a `: keepalive` comment.

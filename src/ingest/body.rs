@@ -72,9 +72,9 @@ pub fn split(body: &[u8], ndjson: bool) -> Result<Vec<Located>, InvalidRequest> 
 }
 
 fn split_json(body: &[u8]) -> Result<Vec<Located>, InvalidRequest> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
+    let value = super::json::from_slice(body).map_err(|e| {
         InvalidRequest::new(
-            format!("body is not valid JSON: {e}"),
+            format!("body {e}"),
             json!({ "line": e.line(), "column": e.column() }),
         )
     })?;
@@ -103,10 +103,10 @@ fn split_lines(body: &[u8]) -> Result<Vec<Located>, InvalidRequest> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let value: Value = serde_json::from_slice(line).map_err(|e| {
+        let value = super::json::from_slice(line).map_err(|e| {
             let mut details = item.location();
             details["column"] = json!(e.column());
-            InvalidRequest::new(format!("{item} is not valid JSON: {e}"), details)
+            InvalidRequest::new(format!("{item} {e}"), details)
         })?;
         items.push(object(item, value)?);
     }

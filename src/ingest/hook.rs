@@ -120,9 +120,9 @@ pub fn parse(
     cli_hint: Option<&str>,
     event_id: Option<String>,
 ) -> Result<HookEvent, InvalidRequest> {
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
+    let value = super::json::from_slice(body).map_err(|e| {
         InvalidRequest::new(
-            format!("body is not valid JSON: {e}"),
+            format!("body {e}"),
             json!({ "line": e.line(), "column": e.column() }),
         )
     })?;

@@ -9,6 +9,7 @@ pub mod canonical;
 pub mod factory;
 pub mod hook;
 pub mod hook_server;
+pub mod json;
 pub mod normalized;
 pub mod recording;
 

@@ -62,7 +62,7 @@ pub const STUCK_REASONS: &[&str] = &["stopped", "permission"];
 
 /// Parses one body. `event_id` is the producer's idempotency key, when it sent one.
 pub fn parse(body: &[u8], event_id: (String, bool)) -> Result<NewEvent, NormalizedError> {
-    let value: Value = serde_json::from_slice(body).map_err(|_| NormalizedError::InvalidJson)?;
+    let value = super::json::from_slice(body).map_err(|_| NormalizedError::InvalidJson)?;
     let Value::Object(map) = value else {
         return Err(NormalizedError::InvalidType);
     };

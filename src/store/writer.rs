@@ -957,7 +957,7 @@ mod tests {
         let rules = coordination::Rules {
             owner_hung_after: std::time::Duration::from_secs(60),
         };
-        WriterThread::new(conn, Hub::new(16), time::Clock::default(), rules).unwrap()
+        WriterThread::new(conn, Hub::new(16, 1 << 20), time::Clock::default(), rules).unwrap()
     }
 
     type Answer = oneshot::Receiver<Result<Vec<Appended>, AppendError>>;

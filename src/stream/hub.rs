@@ -4,12 +4,19 @@
 //! A commit is published as groups of at most [`GROUP`] events, so a live stream takes a
 //! commit in a few receives rather than one per event, and streams of the same kind share the
 //! frames of a group: the first to send it renders them, the others send the same bytes.
+//!
+//! What the hub keeps for subscribers that are behind is bounded in bytes, not only in groups:
+//! the broadcast carries weak references, and the hub holds the newest groups up to its byte
+//! budget. A subscriber whose next group has already been let go of is behind, exactly as if
+//! the broadcast had overwritten it, and catches up from the database.
 
 use super::scope::Scope;
 use crate::event::StoredEvent;
 use axum::body::Bytes;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
 /// Most events in one published group. With the hub's capacity in groups, this bounds the
 /// events the hub holds to `capacity * GROUP`.
@@ -97,35 +104,94 @@ impl Published {
 
 #[derive(Clone)]
 pub struct Hub {
-    sender: broadcast::Sender<Arc<Published>>,
+    sender: broadcast::Sender<Weak<Published>>,
+    kept: Arc<Mutex<Kept>>,
+}
+
+/// The newest published groups, kept alive while their payloads fit the byte budget (always
+/// at least the newest group).
+struct Kept {
+    groups: VecDeque<(Arc<Published>, usize)>,
+    bytes: usize,
+    budget: usize,
+    capacity: usize,
 }
 
 impl Hub {
-    /// A hub that keeps the last `capacity` groups (each of at most [`GROUP`] events) for
-    /// subscribers that are behind.
-    pub fn new(capacity: usize) -> Hub {
-        let (sender, _) = broadcast::channel(capacity.max(1));
-        Hub { sender }
+    /// A hub that keeps the last `capacity` groups (each of at most [`GROUP`] events), and no
+    /// more of them than hold `bytes` of payload, for subscribers that are behind.
+    pub fn new(capacity: usize, bytes: usize) -> Hub {
+        let capacity = capacity.max(1);
+        let (sender, _) = broadcast::channel(capacity);
+        let kept = Kept {
+            groups: VecDeque::new(),
+            bytes: 0,
+            budget: bytes,
+            capacity,
+        };
+        Hub {
+            sender,
+            kept: Arc::new(Mutex::new(kept)),
+        }
     }
 
     /// Publishes committed events, in the order given (the writer gives sequence order).
     pub fn publish(&self, events: Vec<StoredEvent>) {
         let mut events = events.into_iter().peekable();
         while events.peek().is_some() {
-            let group = Published {
+            let group = Arc::new(Published {
                 events: events
                     .by_ref()
                     .take(GROUP)
                     .map(|e| Arc::new(Committed::new(e)))
                     .collect(),
                 rendered: Mutex::new(Vec::new()),
-            };
+            });
+            let weak = Arc::downgrade(&group);
+            self.keep(group);
             // No subscriber is not an error: the log is the source of truth.
-            let _ = self.sender.send(Arc::new(group));
+            let _ = self.sender.send(weak);
         }
     }
 
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Published>> {
-        self.sender.subscribe()
+    fn keep(&self, group: Arc<Published>) {
+        let bytes: usize = group.events.iter().map(|e| e.event.payload.len()).sum();
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.groups.push_back((group, bytes));
+        kept.bytes += bytes;
+        // Past the byte budget, or past what the broadcast still holds (it forgets what it
+        // overwrote), the oldest group is let go of.
+        while (kept.bytes > kept.budget && kept.groups.len() > 1)
+            || kept.groups.len() > kept.capacity
+        {
+            if let Some((_, freed)) = kept.groups.pop_front() {
+                kept.bytes -= freed;
+            }
+        }
+    }
+
+    pub fn subscribe(&self) -> Subscription {
+        Subscription {
+            receiver: self.sender.subscribe(),
+        }
+    }
+}
+
+/// A subscriber's place in the hub.
+pub struct Subscription {
+    receiver: broadcast::Receiver<Weak<Published>>,
+}
+
+impl Subscription {
+    /// The next group; `Lagged` when the subscriber is behind what the hub keeps.
+    pub async fn recv(&mut self) -> Result<Arc<Published>, RecvError> {
+        let weak = self.receiver.recv().await?;
+        weak.upgrade().ok_or(RecvError::Lagged(1))
+    }
+
+    /// The next group if one is waiting.
+    pub fn try_recv(&mut self) -> Result<Arc<Published>, TryRecvError> {
+        let weak = self.receiver.try_recv()?;
+        weak.upgrade().ok_or(TryRecvError::Lagged(1))
     }
 }

@@ -7,4 +7,4 @@ mod hub;
 pub mod scope;
 pub mod sse;
 
-pub use hub::{Committed, FrameKind, Hub, Published, Rendered};
+pub use hub::{Committed, FrameKind, Hub, Published, Rendered, Subscription};

@@ -20,6 +20,56 @@ pub struct Filter {
     pub source: Option<String>,
 }
 
+/// Payload bytes one read of history takes before it stops, on the routes that send history
+/// to clients (streams, export, replay, pages of `/events`): what a client that reads slowly
+/// makes hooklog hold is counted in bytes, not in events of any size.
+pub const PAGE_BYTES: usize = 1024 * 1024;
+
+/// How much one read of history may take: at most `events` events, and no more once their
+/// payloads reach `bytes` (always at least one event, whatever its size).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    pub events: u32,
+    pub bytes: usize,
+}
+
+impl Budget {
+    /// Only a count: the budget of a read whose rows are small or few.
+    pub fn events(events: u32) -> Budget {
+        Budget {
+            events,
+            bytes: usize::MAX,
+        }
+    }
+
+    /// Collects rows until the budget is spent.
+    fn take(
+        self,
+        rows: impl Iterator<Item = rusqlite::Result<StoredEvent>>,
+    ) -> rusqlite::Result<Page> {
+        let mut events = Vec::new();
+        let mut bytes = 0usize;
+        for row in rows {
+            let event = row?;
+            bytes = bytes.saturating_add(event.payload.len());
+            events.push(event);
+            if bytes >= self.bytes {
+                return Ok(Page { events, more: true });
+            }
+        }
+        let more = events.len() == self.events as usize;
+        Ok(Page { events, more })
+    }
+}
+
+/// One read of history.
+#[derive(Debug, Default)]
+pub struct Page {
+    pub events: Vec<StoredEvent>,
+    /// Whether the read stopped at its budget, so more may follow.
+    pub more: bool,
+}
+
 /// The ordering numbers a stream can currently serve: `first` is the oldest retained (0 when the
 /// stream is empty), `head` the newest (0 when empty).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
@@ -57,40 +107,36 @@ impl Scope {
         }
     }
 
-    /// Up to `limit` events after ordering number `after`, in order. One short read.
-    pub fn page(
-        &self,
-        conn: &Connection,
-        after: i64,
-        limit: u32,
-    ) -> rusqlite::Result<Vec<StoredEvent>> {
+    /// The events after ordering number `after`, in order, up to `budget`. One short read.
+    pub fn page(&self, conn: &Connection, after: i64, budget: Budget) -> rusqlite::Result<Page> {
+        let limit = budget.events;
         match self {
-            Scope::Session(id) => conn
-                .prepare_cached(&format!(
+            Scope::Session(id) => budget.take(
+                conn.prepare_cached(&format!(
                     "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ?1 AND session_sequence > ?2
                      ORDER BY session_sequence LIMIT ?3"
                 ))?
-                .query_map(params![id, after, limit], stored_event)?
-                .collect(),
+                .query_map(params![id, after, limit], stored_event)?,
+            ),
             // Narrowed to a session: walk that session's index entries, not the whole log
             // (within a session, session_sequence and sequence rise together).
-            Scope::Global(f) if f.session.is_some() => conn
-                .prepare_cached(&format!(
+            Scope::Global(f) if f.session.is_some() => budget.take(
+                conn.prepare_cached(&format!(
                     "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ?1 AND sequence > ?2
                        AND (?3 IS NULL OR type = ?3) AND (?4 IS NULL OR source = ?4)
                      ORDER BY session_sequence LIMIT ?5"
                 ))?
-                .query_map(params![f.session, after, f.event_type, f.source, limit], stored_event)?
-                .collect(),
-            Scope::Global(f) => conn
-                .prepare_cached(&format!(
+                .query_map(params![f.session, after, f.event_type, f.source, limit], stored_event)?,
+            ),
+            Scope::Global(f) => budget.take(
+                conn.prepare_cached(&format!(
                     "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > ?1
                        AND (?2 IS NULL OR session_id = ?2) AND (?3 IS NULL OR type = ?3)
                        AND (?4 IS NULL OR source = ?4)
                      ORDER BY sequence LIMIT ?5"
                 ))?
-                .query_map(params![after, f.session, f.event_type, f.source, limit], stored_event)?
-                .collect(),
+                .query_map(params![after, f.session, f.event_type, f.source, limit], stored_event)?,
+            ),
         }
     }
 

@@ -10,18 +10,57 @@
 //! same bytes without looking at the events.
 
 use super::frame::frames;
-use super::hub::{Committed, FrameKind, Published, Rendered};
+use super::hub::{Committed, FrameKind, Published, Rendered, Subscription};
+use super::scope::Budget;
 use crate::store::{Store, StoreError};
 use crate::stream::Hub;
 use axum::body::Bytes;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_stream::Stream;
 
-/// Events per history read: bounds the memory a stream holds while its client is slow.
+/// Most events per history read.
 const PAGE: u32 = 500;
 /// Most live events gathered before they are handed on.
 const LIVE_BATCH: usize = 1000;
+
+/// What history a stream may hold while its client takes it: a read takes at most
+/// `page_bytes` of payload (one event, whatever its size, at the least), and holds that many
+/// bytes of the budget all streams share (`permits`, one per KiB) until the client has taken
+/// the page. A stream holds at most two pages: the one being sent and the next one, read ahead
+/// only when the shared budget has room at once.
+#[derive(Clone)]
+pub struct History {
+    pub permits: Arc<Semaphore>,
+    pub page_bytes: usize,
+}
+
+impl History {
+    fn kib(&self) -> u32 {
+        let kib = self.page_bytes.div_ceil(1024).max(1);
+        u32::try_from(kib).unwrap_or(u32::MAX)
+    }
+
+    async fn acquire(&self) -> OwnedSemaphorePermit {
+        self.permits
+            .clone()
+            .acquire_many_owned(self.kib())
+            .await
+            .expect("the history budget is never closed")
+    }
+
+    fn try_acquire(&self) -> Option<OwnedSemaphorePermit> {
+        self.permits.clone().try_acquire_many_owned(self.kib()).ok()
+    }
+
+    fn budget(&self) -> Budget {
+        Budget {
+            events: PAGE,
+            bytes: self.page_bytes,
+        }
+    }
+}
 
 /// One delivered event with its ordering number in this stream.
 pub struct Delivery {
@@ -48,22 +87,27 @@ pub fn follow(
     hub: Hub,
     kind: FrameKind,
     after: i64,
+    history: History,
 ) -> impl Stream<Item = Result<Vec<Bytes>, StoreError>> {
     async_stream::try_stream! {
         let scope = &kind.scope;
         let mut last = after;
         let mut live = hub.subscribe();
-        let read_page = |from: i64| {
+        let budget = history.budget();
+        let read_page = |from: i64, permit: OwnedSemaphorePermit| {
             let page_scope = scope.clone();
-            store.read_now(move |conn| page_scope.page(conn, from, PAGE))
+            let read = store.read_now(move |conn| page_scope.page(conn, from, budget));
+            async move { read.await.map(|page| (page, permit)) }
         };
         loop {
-            // Catch up from the database, a page at a time; each full page starts the read of
-            // the next one before it is delivered, so reading overlaps sending.
-            let mut next = read_page(last);
-            loop {
-                let page = next.await?;
-                let full = page.len() == PAGE as usize;
+            // Catch up from the database, a page at a time; a page that may not be the last
+            // starts the read of the next one before it is delivered (when the shared budget
+            // has room), so reading overlaps sending.
+            let mut next = Some(read_page(last, history.acquire().await));
+            while let Some(reading) = next.take() {
+                let (page, permit) = reading.await?;
+                let full = page.more;
+                let page = page.events;
                 // Pruning can overtake a stream reading old history: end it rather than skip
                 // (the client reconnects with its cursor and is told what is gone).
                 if let Some(position) = page.first().and_then(|e| scope.position(e))
@@ -83,19 +127,23 @@ pub fn follow(
                     last = newest.position;
                 }
                 // The next read starts before this page is rendered and sent.
-                let following = full.then(|| read_page(last));
+                let ahead = if full { history.try_acquire() } else { None };
+                let following = ahead.map(|permit| read_page(last, permit));
                 if !batch.is_empty() {
                     yield vec![frames(&batch, kind.frame_event)];
                 }
-                match following {
-                    Some(following) => next = following,
-                    None => break,
-                }
+                // Polled again: the client's connection has taken the page.
+                drop(permit);
+                next = match (full, following) {
+                    (false, _) => None,
+                    (true, Some(following)) => Some(following),
+                    (true, None) => Some(read_page(last, history.acquire().await)),
+                };
             }
             // Then live, until the hub says we fell behind (or a gap shows we did).
             loop {
                 let first = live.recv().await;
-                let (chunks, then) = gather(&kind, &mut last, first, &mut live);
+                let (chunks, then) = gather(&kind, &mut last, first, &mut live, history.page_bytes);
                 if !chunks.is_empty() {
                     yield chunks;
                 }
@@ -112,22 +160,26 @@ pub fn follow(
     }
 }
 
-/// Takes the group just received and every one already waiting behind it, in order, and makes
-/// the frames of the events of this stream that come after `last`; and says what to do next.
+/// Takes the group just received and every one already waiting behind it, in order (up to
+/// [`LIVE_BATCH`] events or `max_bytes` of frames), and makes the frames of the events of this
+/// stream that come after `last`; and says what to do next.
 fn gather(
     kind: &FrameKind,
     last: &mut i64,
     first: Result<Arc<Published>, RecvError>,
-    live: &mut tokio::sync::broadcast::Receiver<Arc<Published>>,
+    live: &mut Subscription,
+    max_bytes: usize,
 ) -> (Vec<Bytes>, Then) {
     let mut chunks = Vec::new();
     let mut gathered = 0;
+    let mut bytes = 0;
     let mut next = first;
     loop {
         match next {
             Ok(group) => match take(kind, last, &group) {
                 Taken::Chunk(chunk, count) => {
                     gathered += count;
+                    bytes += chunk.len();
                     chunks.push(chunk);
                 }
                 Taken::Nothing => {}
@@ -145,7 +197,7 @@ fn gather(
             }
             Err(RecvError::Closed) => return (chunks, Then::Stop),
         }
-        if gathered >= LIVE_BATCH {
+        if gathered >= LIVE_BATCH || bytes >= max_bytes {
             return (chunks, Then::Listen);
         }
         next = match live.try_recv() {
