@@ -131,6 +131,7 @@ async fn readers_that_stop_reading_huge_events_are_cut_off_and_memory_stays_boun
         assert_eq!(frame.envelope()["payload"]["i"], expected - 1);
     }
     let peak = peak_rss(&server);
+    eprintln!("server peak RSS: {} MB", peak / 1024 / 1024);
     assert!(
         peak < 300 * 1024 * 1024,
         "the server's peak RSS was {} MB",
