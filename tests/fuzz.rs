@@ -67,7 +67,7 @@ fn targets() -> Vec<Target> {
             json!({"schemaVersion": "agent-factory.event.v1", "id": "fe-1", "type": "DISPATCH_REQUEST",
                    "context": {"tick": 4, "eventTime": "2026-11-30T09:00:08.000Z", "dispatchId": "d-1",
                                "workIds": ["w-1"], "sessionId": "fs-1"},
-                   "payload": {"transitionId": "t"}}),
+                   "payload": {"transitionId": "t", "inputs": [{"workId": "w-1"}]}}),
         ),
         t(
             "/owners/acquire",

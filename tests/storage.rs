@@ -68,7 +68,8 @@ async fn assert_refused_and_readable(url: &str) -> i64 {
             "/factory-sessions/fs-1/events",
             json!({
             "schemaVersion": "agent-factory.event.v1", "id": "fe-1", "type": "SESSION_STARTED",
-            "context": {"tick": 0, "eventTime": "2026-11-30T09:00:00.000Z"}, "payload": {}}),
+            "context": {"tick": 0, "eventTime": "2026-11-30T09:00:00.000Z"},
+            "payload": {"startedAt": "2026-11-30T09:00:00.000Z"}}),
         ),
         ("/claims", json!({"chat": "dm:alice", "sessionId": "s1"})),
     ];

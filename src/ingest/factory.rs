@@ -1,7 +1,8 @@
 //! `POST /factory-sessions/{session_id}/events`: seed 003's `FactoryEvent` envelopes, one, an
 //! array, or NDJSON. The envelope and its context are closed objects: unknown fields are
 //! refused. The log assigns `sequence` and `sessionSequence` (incoming values are checked for
-//! type, then ignored); the `id` is kept, and is the idempotency key.
+//! type, then ignored); the `id` is kept, and is the idempotency key. The payload is checked
+//! against its type's schema from the seed ([`super::schema`]).
 //!
 //! Stored form: type, session and id in their columns, `context.eventTime` as the event time,
 //! and the payload column holding `{"context": {...}, "payload": {...}}`: every context field
@@ -10,6 +11,7 @@
 //! back together from it.
 
 use super::body::{self, Item, kind};
+use super::schema::{self, Refusal};
 use super::{InvalidRequest, reject_unknown};
 use crate::event::{NewEvent, catalogue::FACTORY_EVENTS, time};
 use serde_json::{Map, Value, json};
@@ -156,6 +158,8 @@ fn parse_item(
             ));
         }
     };
+    schema::check_factory_payload(&event_type, &payload)
+        .map_err(|r| refused(&item, &event_type, "payload", r))?;
     let event_time = context["eventTime"].as_str().and_then(time::normalize);
     for owned in OWNED_BY_THE_LOG {
         context.remove(*owned);
@@ -170,6 +174,25 @@ fn parse_item(
         received_at: None,
         payload: json!({ "context": context, "payload": payload }).to_string(),
     })
+}
+
+/// A value refused by its seed 003 schema: `details` name the field (under `prefix`, e.g.
+/// `payload.artifact.kind`), the rule, the schema and the event type or kind.
+pub fn refused(item: &Item, what: &str, prefix: &str, r: Refusal) -> InvalidRequest {
+    let field = match (prefix.is_empty(), r.field.is_empty()) {
+        (true, _) => r.field.clone(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}.{}", r.field),
+    };
+    let mut err = InvalidRequest::field(
+        item,
+        &field,
+        &format!("{} ({what} {}: rule {})", r.message, r.schema, r.rule),
+    );
+    err.details["rule"] = json!(r.rule);
+    err.details["schema"] = json!(r.schema);
+    err.details["type"] = json!(what);
+    err
 }
 
 fn check(item: &Item, field: &str, shape: Shape, value: &Value) -> Result<(), InvalidRequest> {
@@ -205,7 +228,8 @@ mod tests {
 
     fn envelope(context: Value) -> Value {
         json!({"schemaVersion": SCHEMA_VERSION, "id": "e1", "type": "WORK_STATE_CHANGE",
-               "context": context, "payload": {"workId": "w1"}})
+               "context": context, "payload": {"workId": "w1", "workTypeName": "doc",
+               "fromState": "a", "toState": "b", "fromPlaceId": "p-a", "toPlaceId": "p-b", "source": "api"}})
     }
 
     fn one(value: Value) -> Result<NewEvent, InvalidRequest> {
@@ -227,7 +251,7 @@ mod tests {
             stored["context"],
             json!({"tick": 3, "eventTime": "2026-11-30T12:00:00Z", "workIds": ["w1"], "dispatchId": "d1"})
         );
-        assert_eq!(stored["payload"], json!({"workId": "w1"}));
+        assert_eq!(stored["payload"]["workId"], "w1");
     }
 
     #[test]
