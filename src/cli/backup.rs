@@ -1,5 +1,12 @@
 //! `hooklog backup FILE`: a consistent copy of the database (`VACUUM INTO`), taken from a
 //! read-only connection, so the server keeps running and writing while it is made.
+//!
+//! The copy gets a stream generation id of its own. Restoring it means putting an older log
+//! in place of a newer one: positions a client already saw (sequence 40, session position 12)
+//! would name other events, or none. A new generation makes every client's cursor from the
+//! original invalid (streams, probes and the factory identity headers all carry it), however
+//! many events are appended after the restore. The original's id is kept in the copy's `meta`
+//! as `backup_of_generation`.
 
 use anyhow::{Context, bail};
 use clap::Args;
@@ -28,14 +35,27 @@ impl BackupArgs {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         conn.execute("VACUUM INTO ?1", [self.file.to_string_lossy()])
             .with_context(|| format!("writing {}", self.file.display()))?;
-        let (events, head): (i64, i64) =
-            Connection::open_with_flags(&self.file, OpenFlags::SQLITE_OPEN_READ_ONLY)?.query_row(
-                "SELECT COUNT(*), COALESCE(MAX(sequence), 0) FROM events",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
+        let copy = Connection::open(&self.file)
+            .with_context(|| format!("opening {}", self.file.display()))?;
+        let generation = crate::event::id::new_random_id();
+        copy.execute_batch("BEGIN IMMEDIATE")?;
+        copy.execute(
+            "INSERT OR REPLACE INTO meta (key, value)
+             SELECT 'backup_of_generation', value FROM meta WHERE key = 'stream_generation_id'",
+            [],
+        )?;
+        copy.execute(
+            "UPDATE meta SET value = ?1 WHERE key = 'stream_generation_id'",
+            [&generation],
+        )?;
+        copy.execute_batch("COMMIT")?;
+        let (events, head): (i64, i64) = copy.query_row(
+            "SELECT COUNT(*), COALESCE(MAX(sequence), 0) FROM events",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
         println!(
-            "backed up {} to {}: {events} events, head {head}",
+            "backed up {} to {}: {events} events, head {head}, stream generation {generation}",
             self.db.display(),
             self.file.display()
         );

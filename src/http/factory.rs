@@ -1,14 +1,16 @@
 //! `/factory-sessions/{session_id}`: seed 003's Agent Factory sessions. `POST .../events`
-//! appends `FactoryEvent` envelopes; `GET .../events` is the session's stream (the same one as
-//! `/sessions/{id}/events`) with `event: FactoryEvent` frames and the seed's identity
-//! headers, or its JSON reconnect probe; `GET /factory-sessions/{id}`, `.../work` and
-//! `.../dispatches` read the factory projections.
+//! appends `FactoryEvent` envelopes; `GET .../events` is the session's stream (the one of
+//! `/sessions/{id}/events`, its history in tick order) with `event: FactoryEvent` frames and
+//! the seed's identity headers, or its JSON reconnect probe when `Accept` names JSON;
+//! `GET /factory-sessions/{id}` (with the identity set), `.../work` and `.../dispatches` read
+//! the factory projections.
 
 use super::AppState;
 use super::error::ApiError;
 use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
-use super::streams::{self, StreamQuery, Style};
+use super::handshake::{StreamIdentity, identity, probe_failed, wants_probe};
+use super::streams::{self, Order, StreamQuery, Style};
 use crate::ingest::{self, body::is_ndjson, factory};
 use crate::projection::factory as projection;
 use crate::store::Appended;
@@ -17,39 +19,11 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::http::{HeaderMap, header};
 use axum::response::Response;
 use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use uuid::Uuid;
-
-pub const FACTORY_SESSION_ID_HEADER: &str = "x-factory-session-factory-session-id";
-pub const STREAM_GENERATION_HEADER: &str = "x-factory-session-stream-generation-id";
-pub const BACKEND_SCOPE_HEADER: &str = "x-factory-session-backend-scope-id";
-pub const LOGICAL_SESSION_KEY_HEADER: &str = "x-factory-session-logical-session-key-id";
-
-/// The namespace the backend scope id is made in from the stream generation (fixed forever).
-const BACKEND_NAMESPACE: Uuid = Uuid::from_u128(0x6c0e_4a42_8f51_4d7e_9a55_3b1f_2c6d_7e90);
-
-/// The seed's identity headers. One database is one backend scope (a UUIDv5 of its stream
-/// generation); a session's logical key is a UUIDv5 of its id within that scope.
-pub fn identity(state: &AppState, session_id: &str) -> HeaderMap {
-    let generation = &state.store.generation_id;
-    let scope = Uuid::new_v5(&BACKEND_NAMESPACE, generation.as_bytes());
-    let key = Uuid::new_v5(&scope, session_id.as_bytes());
-    let mut headers = HeaderMap::new();
-    let mut put = |name: &'static str, value: &str| {
-        if let Ok(value) = HeaderValue::from_bytes(value.as_bytes()) {
-            headers.insert(HeaderName::from_static(name), value);
-        }
-    };
-    put(FACTORY_SESSION_ID_HEADER, session_id);
-    put(STREAM_GENERATION_HEADER, generation);
-    put(BACKEND_SCOPE_HEADER, &scope.to_string());
-    put(LOGICAL_SESSION_KEY_HEADER, &key.to_string());
-    headers
-}
 
 fn session_id(id: String) -> Result<String, ApiError> {
     ingest::check_id("session_id", &id, ingest::canonical::MAX_SESSION_ID_CHARS)?;
@@ -87,20 +61,20 @@ pub async fn stream(
 ) -> Result<Response, ApiError> {
     let cursor = query.cursor(&headers)?;
     let scope = Scope::Session(id.clone());
-    let resolution = streams::resolve(&state, &scope, &cursor).await?;
     let style = Style {
         frame_event: Some("FactoryEvent"),
         headers: identity(&state, &id),
+        order: Order::Ticks,
     };
-    if streams::wants_json(&headers) {
-        return Ok(streams::probe(
-            &state,
-            &id,
-            resolution,
-            &style,
-            Some("factorySessionId"),
-        ));
+    if wants_probe(&headers) {
+        return Ok(match streams::resolve(&state, &scope, &cursor).await {
+            Ok(resolution) => {
+                streams::probe(&state, &id, resolution, &style, Some("factorySessionId"))
+            }
+            Err(e) => probe_failed(&state, &id, &e),
+        });
     }
+    let resolution = streams::resolve(&state, &scope, &cursor).await?;
     streams::open(state, scope, resolution, style)
 }
 
@@ -124,13 +98,23 @@ pub struct FactorySession {
     last_sequence: i64,
     work: Map<String, Value>,
     dispatches: Map<String, Value>,
+    /// What the stream's `X-Factory-Session-*` headers say, to compare them with.
+    stream_identity: Option<StreamIdentity>,
 }
 
-/// `GET /factory-sessions/{session_id}`: lifecycle and counts, or 404.
+/// `GET /factory-sessions/{session_id}`: lifecycle, counts and the stream identity (also as
+/// headers), or 404.
 pub async fn one(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<FactorySession>, ApiError> {
+) -> Result<(HeaderMap, Json<FactorySession>), ApiError> {
+    let identity = StreamIdentity::of(&state, &id);
+    let mut session = read_session(&state, id).await?;
+    session.stream_identity = Some(identity.clone());
+    Ok((identity.headers(), Json(session)))
+}
+
+async fn read_session(state: &AppState, id: String) -> Result<FactorySession, ApiError> {
     state
         .store
         .read(move |conn| {
@@ -158,6 +142,7 @@ pub async fn one(
                         last_sequence: r.get(11)?,
                         work: Map::new(),
                         dispatches: Map::new(),
+                        stream_identity: None,
                     })
                 })
                 .optional()?;
@@ -169,7 +154,6 @@ pub async fn one(
             Ok(Some(session))
         })
         .await?
-        .map(Json)
         .ok_or(ApiError::NotFound { path: None })
 }
 

@@ -12,6 +12,7 @@ pub mod extract;
 pub mod factory;
 pub mod gaps;
 pub mod guard;
+pub mod handshake;
 pub mod health;
 pub mod heroes;
 pub mod hooks;
@@ -224,22 +225,31 @@ pub fn router(state: AppState, bound: SocketAddr) -> Router {
 /// header, or `access_token` for an `EventSource`).
 fn cors(origins: &[String]) -> CorsLayer {
     let origins = origins.iter().filter_map(|o| o.parse().ok());
+    // A page compares the seed's identity headers with the ones it saw, and may send them.
+    let identity = handshake::IDENTITY_HEADERS.map(HeaderName::from_static);
+    let allow = [
+        header::AUTHORIZATION,
+        header::CONTENT_TYPE,
+        header::ACCEPT,
+        HeaderName::from_static("last-event-id"),
+        HeaderName::from_static(hooks::EVENT_ID_HEADER),
+    ];
+    let expose = [
+        header::RETRY_AFTER,
+        HeaderName::from_static(streams::GENERATION_HEADER),
+        HeaderName::from_static(hooks::EVENT_ID_HEADER),
+        HeaderName::from_static(hooks::SEQUENCE_HEADER),
+    ];
     CorsLayer::new()
         .allow_origin(AllowOrigin::list(origins))
         .allow_methods([Method::GET, Method::HEAD, Method::POST])
-        .allow_headers([
-            header::AUTHORIZATION,
-            header::CONTENT_TYPE,
-            header::ACCEPT,
-            HeaderName::from_static("last-event-id"),
-            HeaderName::from_static(hooks::EVENT_ID_HEADER),
-        ])
-        .expose_headers([
-            header::RETRY_AFTER,
-            HeaderName::from_static(streams::GENERATION_HEADER),
-            HeaderName::from_static(hooks::EVENT_ID_HEADER),
-            HeaderName::from_static(hooks::SEQUENCE_HEADER),
-        ])
+        .allow_headers(
+            allow
+                .into_iter()
+                .chain(identity.clone())
+                .collect::<Vec<_>>(),
+        )
+        .expose_headers(expose.into_iter().chain(identity).collect::<Vec<_>>())
         .max_age(std::time::Duration::from_secs(600))
 }
 

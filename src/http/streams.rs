@@ -10,6 +10,7 @@ use crate::stream::FrameKind;
 use crate::stream::cursor::{Cursor, Resolution};
 use crate::stream::scope::{Bounds, Scope};
 use crate::stream::sse::{History, follow};
+use crate::stream::ticks::follow_ticks;
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -23,12 +24,24 @@ use tokio::sync::OwnedSemaphorePermit;
 
 pub const GENERATION_HEADER: &str = "x-hooklog-stream-generation-id";
 
-/// How a route dresses its stream: the `event:` name of every frame (`None`: the event's type)
-/// and the identity headers on the stream, the probe and a stale-cursor refusal.
+/// How a route dresses its stream: the `event:` name of every frame (`None`: the event's type),
+/// the identity headers on the stream, the probe and a stale-cursor refusal, and the order of
+/// a session stream's history.
 #[derive(Clone, Default)]
 pub struct Style {
     pub frame_event: Option<&'static str>,
     pub headers: HeaderMap,
+    pub order: Order,
+}
+
+/// The order a stream sends its history in.
+#[derive(Clone, Copy, Default, PartialEq)]
+pub enum Order {
+    /// The log's order (its positions).
+    #[default]
+    Log,
+    /// Ascending `context.tick`, ties in the log's order (seed 003's factory stream).
+    Ticks,
 }
 /// How long a disconnected EventSource waits before reconnecting.
 const RETRY: Duration = Duration::from_secs(1);
@@ -167,13 +180,11 @@ pub fn open(
         permits: state.history_bytes.clone(),
         page_bytes: state.config.connections.page_bytes,
     };
-    let batches = follow(
-        state.store.clone(),
-        state.store.hub.clone(),
-        kind,
-        after,
-        history,
-    );
+    let (store, hub) = (state.store.clone(), state.store.hub.clone());
+    let batches: std::pin::Pin<Box<dyn futures_util::Stream<Item = _> + Send>> = match style.order {
+        Order::Log => Box::pin(follow(store, hub, kind, after, history)),
+        Order::Ticks => Box::pin(follow_ticks(store, hub, kind, after, history)),
+    };
     let keepalive = state.config.keepalive;
     // Each chunk of frames (a page of history, or the live events of a published group) is
     // written as it comes; an idle stretch of `keepalive` becomes a `: keepalive` comment.
@@ -182,7 +193,7 @@ pub fn open(
         if let Some(gap) = gap {
             yield Ok(gap);
         }
-        let mut batches = std::pin::pin!(batches);
+        let mut batches = batches;
         loop {
             match tokio::time::timeout(keepalive, batches.next()).await {
                 Ok(Some(Ok(chunks))) => {

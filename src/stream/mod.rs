@@ -6,5 +6,6 @@ pub mod frame;
 mod hub;
 pub mod scope;
 pub mod sse;
+pub mod ticks;
 
 pub use hub::{Committed, FrameKind, Hub, Published, Rendered, Subscription};
