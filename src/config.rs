@@ -61,6 +61,8 @@ pub struct Config {
     pub drain_timeout: Duration,
     /// Which old events the writer prunes (none by default).
     pub retention: crate::store::retention::Retention,
+    /// How long response events (seed 003's ephemeral stream) are kept: their own policy.
+    pub response_retention: crate::response::Retention,
     /// The writer's clock (the system clock; tests advance it).
     pub clock: crate::event::time::Clock,
     /// A watcher owner silent for longer than this is hung: the next acquire takes over.
@@ -196,6 +198,7 @@ impl Config {
             connections: Connections::default(),
             drain_timeout: Duration::from_secs(10),
             retention: Default::default(),
+            response_retention: Default::default(),
             clock: Default::default(),
             owner_hung_after: Duration::from_secs(60),
             security: Security::default(),

@@ -18,6 +18,7 @@ pub mod forward;
 pub mod http;
 pub mod ingest;
 pub mod projection;
+pub mod response;
 pub mod store;
 pub mod stream;
 

@@ -70,6 +70,17 @@ fn targets() -> Vec<Target> {
                    "payload": {"transitionId": "t", "inputs": [{"workId": "w-1"}]}}),
         ),
         t(
+            "/factory-sessions/{}/response-events",
+            false,
+            json!({"schemaVersion": "agent-factory.response-event.v1", "eventId": "r-1",
+                   "recordedAt": "2026-11-30T09:00:00.000Z", "runId": "run-1", "kind": "TOOL",
+                   "phase": "STARTED", "itemId": "i-1",
+                   "provenance": {"provider": "codex", "nativeEventType": "item/started",
+                                  "delivery": "NATIVE_STREAM", "representation": "SNAPSHOT",
+                                  "fidelity": "NORMALIZED"},
+                   "payload": {"toolCallId": "t-1", "toolName": "shell", "argumentsSummary": {"cmd": "ls"}}}),
+        ),
+        t(
             "/owners/acquire",
             true,
             json!({"platform": "x", "account": "a", "pid": 1, "hostname": "h", "relayPort": 1, "relayToken": "t"}),

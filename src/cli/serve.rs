@@ -33,6 +33,16 @@ pub struct ServeArgs {
     /// Prune events received longer ago than this (e.g. `30d`, `12h`, `90m`).
     #[arg(long, env = "HOOKLOG_RETAIN_MAX_AGE", value_parser = humantime::parse_duration)]
     pub retain_max_age: Option<std::time::Duration>,
+    /// Keep response events (seed 003's ephemeral stream) this long (`0s`: no age limit).
+    #[arg(long, env = "HOOKLOG_RESPONSE_RETAIN_MAX_AGE", value_parser = humantime::parse_duration, default_value = "1h")]
+    pub response_retain_max_age: std::time::Duration,
+    /// Keep at most this many response events per factory session (`0`: no limit).
+    #[arg(
+        long,
+        env = "HOOKLOG_RESPONSE_RETAIN_MAX_EVENTS",
+        default_value_t = 10_000
+    )]
+    pub response_retain_max_events: u64,
     /// Allow listening on a non-loopback address (hooklog stores prompts and commands); a
     /// token is then required.
     #[arg(long, env = "HOOKLOG_ALLOW_NON_LOOPBACK_BIND")]
@@ -116,6 +126,10 @@ impl ServeArgs {
             retention: crate::store::retention::Retention {
                 max_events: self.retain_max_events,
                 max_age: self.retain_max_age,
+            },
+            response_retention: crate::response::Retention {
+                max_age: Some(self.response_retain_max_age).filter(|d| !d.is_zero()),
+                max_per_session: Some(self.response_retain_max_events).filter(|n| *n > 0),
             },
             security,
             ..Config::for_path(&self.db)

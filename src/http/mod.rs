@@ -22,6 +22,7 @@ pub mod origin;
 pub mod owners;
 pub mod rate;
 pub mod recordings;
+pub mod responses;
 pub mod server;
 pub mod sessions;
 pub mod streams;
@@ -118,6 +119,16 @@ pub fn routes() -> Vec<Route> {
         at(M::GET, "/factory-sessions/{id}", factory::one),
         at(M::GET, "/factory-sessions/{id}/events", factory::stream),
         at(M::POST, "/factory-sessions/{id}/events", factory::ingest),
+        at(
+            M::GET,
+            "/factory-sessions/{id}/response-events",
+            responses::stream,
+        ),
+        at(
+            M::POST,
+            "/factory-sessions/{id}/response-events",
+            responses::ingest,
+        ),
         at(M::GET, "/factory-sessions/{id}/work", factory::work),
         at(
             M::GET,

@@ -12,6 +12,7 @@ pub mod hook_server;
 pub mod json;
 pub mod normalized;
 pub mod recording;
+pub mod response;
 pub mod schema;
 
 use serde_json::{Map, Value, json};

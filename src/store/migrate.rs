@@ -47,6 +47,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0007_catalogue.sql"),
         false,
     ),
+    (
+        "0008_response_events.sql",
+        include_str!("../../migrations/0008_response_events.sql"),
+        false,
+    ),
 ];
 
 /// Applies the migrations this database has not seen yet, all in one transaction.

@@ -46,6 +46,8 @@ pub struct Store {
     pub synchronous: &'static str,
     /// Where the writer publishes committed events.
     pub hub: Hub,
+    /// Where it publishes committed response events (seed 003's ephemeral stream).
+    pub responses: crate::response::hub::ResponseHub,
     writer_thread: Mutex<Option<JoinHandle<()>>>,
     /// Held for the store's life: a second server on the same file would append behind this
     /// one's hub, so its events would never reach this one's streams.
@@ -70,10 +72,11 @@ impl Store {
         let rules = crate::coordination::Rules {
             owner_hung_after: config.owner_hung_after,
         };
+        let responses = crate::response::hub::ResponseHub::default();
         let (writer, thread) = Writer::start(
             conn,
-            hub.clone(),
-            config.retention,
+            (hub.clone(), responses.clone()),
+            (config.retention, config.response_retention),
             config.clock.clone(),
             rules,
         )?;
@@ -83,6 +86,7 @@ impl Store {
             generation_id,
             synchronous,
             hub,
+            responses,
             writer_thread: Mutex::new(Some(thread)),
             _lock: lock,
         })

@@ -14,6 +14,7 @@ use crate::coordination::{self, Verdict};
 use crate::event::{NewEvent, StoredEvent, id::new_event_id, time};
 use crate::projection::tables::{Live, SessionRows};
 use crate::projection::{self, Effects};
+use crate::response::{self, hub::ResponseHub};
 use crate::stream::Hub;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::cell::RefCell;
@@ -71,6 +72,7 @@ pub enum AppendError {
 
 type Reply = oneshot::Sender<Result<Vec<Appended>, AppendError>>;
 type DecideReply = oneshot::Sender<Result<Decided, AppendError>>;
+type RespondReply = oneshot::Sender<Result<Vec<response::Recorded>, AppendError>>;
 
 /// A coordination command's outcome: its verdict and the events it appended.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,13 +126,17 @@ impl Writer {
     /// Starts the writer thread on an open, migrated connection.
     pub fn start(
         conn: Connection,
-        hub: Hub,
-        retention: Retention,
+        hubs: (Hub, ResponseHub),
+        retention: (Retention, response::Retention),
         clock: time::Clock,
         rules: coordination::Rules,
     ) -> rusqlite::Result<(Writer, std::thread::JoinHandle<()>)> {
+        let (hub, response_hub) = hubs;
+        let (retention, response_retention) = retention;
         let mut thread = WriterThread::new(conn, hub, clock, rules)?;
         thread.retention = retention;
+        thread.response_retention = response_retention;
+        thread.response_hub = response_hub;
         if retention.is_set() {
             thread
                 .pruning
@@ -150,7 +156,7 @@ impl Writer {
             .name("hooklog-writer".into())
             .spawn(move || thread.run(commands))
             .expect("spawning the writer thread");
-        if retention.is_set() {
+        if retention.is_set() || response_retention.is_set() {
             let queue = writer.queue.clone();
             std::thread::Builder::new()
                 .name("hooklog-maintain".into())
@@ -218,6 +224,25 @@ impl Writer {
         answer.await.unwrap_or(Err(AppendError::Stopped))
     }
 
+    /// Stores one request's response events for a factory session atomically (outside the
+    /// log: no projection sees them); answers once they are durable.
+    pub async fn respond(
+        &self,
+        session: String,
+        records: Vec<response::Envelope>,
+    ) -> Result<Vec<response::Recorded>, AppendError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Command::Request(Pending::Respond {
+                session,
+                records,
+                reply,
+            }))
+            .await
+            .map_err(|_| AppendError::Stopped)?;
+        answer.await.unwrap_or(Err(AppendError::Stopped))
+    }
+
     /// Asks the writer to finish what is queued before this call and stop.
     pub async fn stop(&self) {
         let _ = self.queue.send(Command::Stop).await;
@@ -257,6 +282,11 @@ struct WriterThread {
     /// Whether writing the held session rows failed in this run of the batch.
     rows_failed: bool,
     retention: Retention,
+    /// The response events' own retention, and where their commits are published.
+    response_retention: response::Retention,
+    response_hub: ResponseHub,
+    /// The response events of the batch being run, one group per request, for the hub.
+    responses_committed: Vec<Vec<response::Stored>>,
     clock: time::Clock,
     rules: coordination::Rules,
     healthy: Arc<AtomicBool>,
@@ -282,11 +312,18 @@ enum Pending {
         command: coordination::Command,
         reply: DecideReply,
     },
+    /// Response events for one factory session (their own table, not the log).
+    Respond {
+        session: String,
+        records: Vec<response::Envelope>,
+        reply: RespondReply,
+    },
 }
 
 enum Outcome {
     Append(Result<Vec<Appended>, AppendError>),
     Decide(Result<Decided, AppendError>),
+    Respond(Result<Vec<response::Recorded>, AppendError>),
 }
 
 impl Pending {
@@ -298,6 +335,9 @@ impl Pending {
             Pending::Decide { reply, .. } => {
                 let _ = reply.send(Err(error));
             }
+            Pending::Respond { reply, .. } => {
+                let _ = reply.send(Err(error));
+            }
         }
     }
 
@@ -307,6 +347,9 @@ impl Pending {
                 let _ = reply.send(o);
             }
             (Pending::Decide { reply, .. }, Outcome::Decide(o)) => {
+                let _ = reply.send(o);
+            }
+            (Pending::Respond { reply, .. }, Outcome::Respond(o)) => {
                 let _ = reply.send(o);
             }
             _ => unreachable!("outcomes are made in the order of the batch"),
@@ -347,6 +390,9 @@ impl WriterThread {
             hold_sessions: true,
             rows_failed: false,
             retention: Retention::default(),
+            response_retention: response::Retention::default(),
+            response_hub: ResponseHub::default(),
+            responses_committed: Vec::new(),
             clock,
             rules,
             healthy: Arc::new(AtomicBool::new(true)),
@@ -368,6 +414,7 @@ impl WriterThread {
             let mut batch = Vec::new();
             let mut size = 0;
             let mut maintain = false;
+            let mut tick = false;
             let mut next = Some(first);
             while let Some(command) = next.take() {
                 match command {
@@ -376,10 +423,14 @@ impl WriterThread {
                             Pending::Append { events, .. } => events.len(),
                             // A decision appends a few events at most.
                             Pending::Decide { .. } => 1,
+                            Pending::Respond { records, .. } => records.len(),
                         };
                         batch.push(pending);
                     }
-                    Command::Maintain => maintain = true,
+                    Command::Maintain => {
+                        maintain = true;
+                        tick = true;
+                    }
                     Command::Stop => {
                         stopping = true;
                         break;
@@ -403,6 +454,9 @@ impl WriterThread {
             }
             if maintain {
                 self.prune(min_step);
+            }
+            if tick {
+                self.prune_responses();
             }
         }
         self.fold_wal();
@@ -470,6 +524,21 @@ impl WriterThread {
                 failures,
                 "pruning failed; events are kept past the retention limit until it works again (retried every second)"
             );
+        }
+    }
+
+    /// One prune step of the response events (their own retention, on the periodic tick). A
+    /// failure is logged and retried at the next tick.
+    fn prune_responses(&mut self) {
+        match response::store::prune(&self.conn, &self.response_retention, chrono::Utc::now()) {
+            Ok(0) => {}
+            Ok(pruned) => tracing::debug!(pruned, "pruned the oldest response events"),
+            Err(e) => {
+                if !self.conn.is_autocommit() {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                }
+                tracing::warn!(error = %e, "pruning response events failed; retried in a second");
+            }
         }
     }
 
@@ -551,6 +620,9 @@ impl WriterThread {
         self.stats
             .record_commit(committed.len(), applied - started, applied.elapsed());
         self.hub.publish(committed);
+        for records in std::mem::take(&mut self.responses_committed) {
+            self.response_hub.publish(records);
+        }
         for (pending, outcome) in batch.into_iter().zip(outcomes) {
             pending.answer(outcome);
         }
@@ -572,6 +644,7 @@ impl WriterThread {
         let mut outcomes = Vec::with_capacity(batch.len());
         let mut committed: Vec<StoredEvent> = Vec::new();
         let mut applied = Instant::now();
+        self.responses_committed.clear();
         let result = control(&self.conn, "BEGIN IMMEDIATE").and_then(|()| {
             // The head comes from the file. The session counters and rows this thread holds
             // are the file's too, unless another connection (a sqlite3 session, an import)
@@ -595,6 +668,9 @@ impl WriterThread {
                         received_at,
                         &mut committed,
                     )?),
+                    Pending::Respond {
+                        session, records, ..
+                    } => Outcome::Respond(self.apply_responses(session, records, received_at)?),
                 });
             }
             self.write_held_rows()?;
@@ -708,6 +784,45 @@ impl WriterThread {
                     },
                     RequestError::Sqlite(e) => {
                         tracing::error!(error = %e, "request failed; its events were not stored");
+                        AppendError::Storage(e.to_string())
+                    }
+                }))
+            }
+        }
+    }
+
+    /// Stores one request's response events under a savepoint; an `Err` abandons the batch,
+    /// a refusal of the request alone is an `Ok(Err)`. The records are published after COMMIT.
+    fn apply_responses(
+        &mut self,
+        session: &str,
+        records: &[response::Envelope],
+        received_at: &str,
+    ) -> rusqlite::Result<Result<Vec<response::Recorded>, AppendError>> {
+        use response::store::Refused;
+        control(&self.conn, "SAVEPOINT responses")?;
+        let mut stored = Vec::new();
+        match response::store::append(&self.conn, session, records, received_at, &mut stored) {
+            Ok(recorded) => {
+                control(&self.conn, "RELEASE responses")?;
+                self.responses_committed.push(stored);
+                Ok(Ok(recorded))
+            }
+            Err(refused) => {
+                self.conn
+                    .execute_batch("ROLLBACK TO responses; RELEASE responses")?;
+                Ok(Err(match refused {
+                    Refused::Conflict {
+                        index,
+                        event_id,
+                        sequence,
+                    } => AppendError::Conflict {
+                        index,
+                        id: event_id,
+                        sequence,
+                    },
+                    Refused::Sqlite(e) => {
+                        tracing::error!(error = %e, "response events were not stored");
                         AppendError::Storage(e.to_string())
                     }
                 }))
