@@ -319,7 +319,13 @@ async fn a_stalled_subscriber_does_not_grow_server_memory_and_resumes() {
     const EVENTS: usize = 100_000;
     const BATCH: usize = 400; // about 830 KB a request, under the 1 MiB body limit
     let dir = tempfile::tempdir().unwrap();
-    let server = common::ServerProcess::start(&dir.path().join("hooklog.db"), "127.0.0.1:0");
+    // The subscriber pauses for as long as the ingest takes: a stall shorter than the stall
+    // timeout, which a slow build or machine must not turn into a closed stream
+    // (tests/hostile.rs covers the timeout itself).
+    let server =
+        common::ServerProcess::start_with(&dir.path().join("hooklog.db"), "127.0.0.1:0", |c| {
+            c.args(["--stall-timeout", "600s"]);
+        });
     let addr = server.url.trim_start_matches("http://").to_string();
     // HTTP/1.0, so the body is the bare event stream (no chunked framing to undo).
     let mut socket = tokio::net::TcpStream::connect(&addr).await.unwrap();
