@@ -39,8 +39,8 @@ async fn stats(client: &reqwest::Client, url: &str) -> Value {
         .unwrap()
 }
 
-/// Raises this test process's open-file soft limit to at least `needed`, if its hard limit
-/// allows; returns whether it does.
+/// Raises this test process's open-file limit to at least `needed` (the server it starts
+/// inherits it), if it may; returns whether it is that high now.
 fn open_files_at_least(needed: u64) -> bool {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -51,9 +51,16 @@ fn open_files_at_least(needed: u64) -> bool {
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
             return false;
         }
-        if limit.rlim_cur < needed && limit.rlim_max >= needed {
-            limit.rlim_cur = limit.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        if limit.rlim_cur < needed {
+            // Past the hard limit where this process may (root may raise it), else up to it.
+            let raised = libc::rlimit {
+                rlim_cur: limit.rlim_max.max(needed),
+                rlim_max: limit.rlim_max.max(needed),
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) != 0 {
+                limit.rlim_cur = limit.rlim_max;
+                libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            }
             libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
         }
     }
