@@ -23,6 +23,7 @@ pub mod rate;
 pub mod recordings;
 pub mod sessions;
 pub mod streams;
+pub mod unserved;
 
 use crate::config::Config;
 use crate::store::Store;
@@ -101,7 +102,7 @@ pub fn routes() -> Vec<Route> {
         at(M::GET, "/events", events::list),
         at(M::POST, "/events", events::ingest),
         at(M::GET, "/events/{id}", events::one),
-        at(M::POST, "/event", hooks::event),
+        at(M::POST, hooks::EVENT_PATH, hooks::event),
         at(M::POST, "/event/normalized", hooks::normalized),
         at(M::GET, "/sessions", sessions::list),
         at(M::GET, "/sessions/{id}", sessions::one),
@@ -236,14 +237,14 @@ fn cors(origins: &[String]) -> CorsLayer {
         .max_age(std::time::Duration::from_secs(600))
 }
 
-async fn not_found(uri: Uri) -> ApiError {
-    ApiError::NotFound {
-        path: Some(uri.path().to_string()),
-    }
+/// No route matched: seed 000's `501` for a family of its routes hooklog does not serve, else
+/// `404`.
+async fn not_found(method: Method, uri: Uri) -> axum::response::Response {
+    unserved::answer(&method, &uri)
 }
 
-async fn method_not_allowed() -> ApiError {
-    ApiError::MethodNotAllowed
+async fn method_not_allowed(uri: Uri) -> axum::response::Response {
+    hooks::refusal(uri.path(), ApiError::MethodNotAllowed)
 }
 
 /// Whether the request's `name` header makes a guard refuse it: an absent header passes (the
