@@ -3,6 +3,7 @@
 pub mod alerts;
 pub mod auth;
 pub mod body_guard;
+pub mod changes;
 pub mod claims;
 pub mod decide;
 pub mod depth;
@@ -102,6 +103,7 @@ pub fn routes() -> Vec<Route> {
         at(M::GET, "/events", events::list),
         at(M::POST, "/events", events::ingest),
         at(M::GET, "/events/{id}", events::one),
+        at(M::GET, "/changes", changes::changes),
         at(M::POST, hooks::EVENT_PATH, hooks::event),
         at(M::POST, "/event/normalized", hooks::normalized),
         at(M::GET, "/sessions", sessions::list),

@@ -101,21 +101,17 @@ pub fn active_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Mi
     .collect()
 }
 
-/// Marks the still-active children of a mission with `state` (their stop never came).
-pub fn close_children(
-    conn: &Connection,
-    parent_id: &str,
-    state: &str,
-    event_id: &str,
-    at: &str,
-) -> rusqlite::Result<()> {
+/// The still-active children of a mission, in the order they opened.
+pub fn active_children(conn: &Connection, parent_id: &str) -> rusqlite::Result<Vec<Mission>> {
     sql::prepare(
         conn,
-        "UPDATE missions SET state = ?2, closed_event_id = ?3, completed_at = ?4
-         WHERE parent_mission_id = ?1 AND state = 'active'",
+        &format!(
+            "SELECT {COLUMNS} FROM missions WHERE parent_mission_id = ?1 AND state = 'active'
+         ORDER BY opened_sequence, id"
+        ),
     )?
-    .execute(params![parent_id, state, event_id, at])?;
-    Ok(())
+    .query_map([parent_id], row)?
+    .collect()
 }
 
 /// The filters of `GET /missions`.

@@ -7,6 +7,7 @@
 //! session state; every event with a session id counts in `sessions`.
 
 pub mod alerts;
+pub mod changes;
 pub mod claims;
 pub mod factory;
 pub mod gaps;
@@ -14,6 +15,7 @@ pub mod heroes;
 pub mod hook;
 pub mod missions;
 pub mod owners;
+pub mod recorder;
 pub mod sessions;
 pub mod sql;
 pub mod tables;
@@ -42,6 +44,7 @@ pub const TABLES: &[&str] = &[
     "factory_work",
     "factory_dispatches",
     "alerts",
+    "agent_changes",
 ];
 
 /// What applying an event did that its producer is told (`POST /event` answers with them).
@@ -101,7 +104,7 @@ pub fn apply_parsed(
 }
 
 /// The agent projections of an event: its session row, and for a hook event its hero,
-/// missions, tool uses and `hook_effects` row. They raise their alerts through `tables`, so
+/// missions, tool uses, `hook_effects` row and `agent_changes` row. They raise their alerts through `tables`, so
 /// they come before [`apply_rest`]'s.
 pub fn apply_agents(
     tables: &impl Tables,
@@ -130,8 +133,12 @@ pub fn apply_agents(
                 ..Default::default()
             };
             tables.session(event, &facts)?;
-            effects = hook::apply(tables, event, view)?;
+            let recorder = recorder::Recorder::new(tables);
+            effects = hook::apply(&recorder, event, view)?;
             tables.effects(&event.event_id, &effects)?;
+            if let Some(row) = recorder.finish(event.sequence, &effects) {
+                tables.changes(row)?;
+            }
         }
         Parsed::Normalized(view) => {
             let state = match event.event_type.as_str() {

@@ -110,28 +110,11 @@ pub fn running_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<T
         conn,
         &format!(
             "SELECT {COLUMNS} FROM tool_uses WHERE session_id = ?1 AND status = 'running'
-         ORDER BY opened_sequence"
+         ORDER BY opened_sequence, id"
         ),
     )?
     .query_map([session_id], row)?
     .collect()
-}
-
-/// Marks every still-running tool use of a session `interrupted` (its turn or session ended
-/// without its PostToolUse: the user pressed Esc, or the agent was killed).
-pub fn interrupt_running(
-    conn: &Connection,
-    session_id: &str,
-    event_id: &str,
-    at: &str,
-) -> rusqlite::Result<()> {
-    sql::prepare(
-        conn,
-        "UPDATE tool_uses SET status = 'interrupted', closed_event_id = ?2, finished_at = ?3
-         WHERE session_id = ?1 AND status = 'running'",
-    )?
-    .execute(params![session_id, event_id, at])?;
-    Ok(())
 }
 
 /// The filters of `GET /tool-uses`.

@@ -47,6 +47,12 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0007_catalogue.sql"),
         false,
     ),
+    // Numbered 0009 for the branch that adds 0008; registered eighth until that one lands.
+    (
+        "0009_live_changes.sql",
+        include_str!("../../migrations/0009_live_changes.sql"),
+        true,
+    ),
 ];
 
 /// Applies the migrations this database has not seen yet, all in one transaction.
