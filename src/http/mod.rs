@@ -17,6 +17,7 @@ pub mod health;
 pub mod heroes;
 pub mod hooks;
 pub mod host;
+pub mod live;
 pub mod missions;
 pub mod origin;
 pub mod owners;
@@ -98,6 +99,7 @@ where
 pub fn routes() -> Vec<Route> {
     use Method as M;
     vec![
+        at(M::GET, "/", live::root),
         at(M::GET, "/health", health::health),
         at(M::GET, "/stats", health::stats),
         at(M::GET, "/events", events::list),
