@@ -150,7 +150,7 @@ async fn the_change_stream_resumes_after_a_restart_with_nothing_missed_or_repeat
     drop(reader);
 
     let dir = app.stop().await;
-    let app = common::start(Config::for_path(&dir.path().join("hooklog.db")), dir).await;
+    let app = common::start(Config::for_path(dir.path().join("hooklog.db")), dir).await;
     // Committed while nobody listens: the resumed stream reads them from history...
     let second = post(&app, &lines[10..18]).await;
     let last_seen = seen.last().unwrap().to_string();
