@@ -20,3 +20,48 @@ CREATE TABLE snapshot_agent_changes (
     mission_id TEXT,
     changes    TEXT    NOT NULL
 );
+
+-- Platform accounts with events: an event of another source than the four contracts (hook,
+-- normalized, coordination, factory) whose payload names `platform` and `account`.
+CREATE TABLE accounts (
+    platform        TEXT    NOT NULL,
+    account         TEXT    NOT NULL,
+    event_count     INTEGER NOT NULL,
+    first_sequence  INTEGER NOT NULL,
+    last_sequence   INTEGER NOT NULL,
+    last_event_id   TEXT    NOT NULL,     -- the newest event of the account
+    last_event_time TEXT    NOT NULL,
+    last_position   TEXT,                 -- its `position` (the platform's own), as text
+    PRIMARY KEY (platform, account)
+) WITHOUT ROWID;
+CREATE TABLE snapshot_accounts (
+    platform        TEXT    NOT NULL,
+    account         TEXT    NOT NULL,
+    event_count     INTEGER NOT NULL,
+    first_sequence  INTEGER NOT NULL,
+    last_sequence   INTEGER NOT NULL,
+    last_event_id   TEXT    NOT NULL,
+    last_event_time TEXT    NOT NULL,
+    last_position   TEXT,
+    PRIMARY KEY (platform, account)
+) WITHOUT ROWID;
+
+-- The platform's own last positions the owner reported with its latest heartbeat that gave
+-- any (a JSON object: X's sequence id, each Discord DM's last message id, each Slack chat's
+-- last ts), NULL until then; a new owner starts without.
+ALTER TABLE watcher_owners ADD COLUMN positions TEXT;
+ALTER TABLE snapshot_watcher_owners ADD COLUMN positions TEXT;
+
+-- Why a gap opened: a request (`POST /gaps`), a takeover from a stopped or hung owner (from
+-- its last heartbeat's positions), or a first owner on an account with events (from the
+-- newest of them).
+ALTER TABLE gaps ADD COLUMN cause TEXT NOT NULL DEFAULT 'request'
+    CHECK (cause IN ('request', 'takeover', 'first_owner'));
+ALTER TABLE gaps ADD COLUMN from_positions TEXT;     -- takeover: the JSON object of positions
+ALTER TABLE gaps ADD COLUMN from_heartbeat_at TEXT;  -- takeover: the last heartbeat's time
+ALTER TABLE gaps ADD COLUMN from_event_id TEXT;      -- first owner: the account's newest event
+ALTER TABLE snapshot_gaps ADD COLUMN cause TEXT NOT NULL DEFAULT 'request'
+    CHECK (cause IN ('request', 'takeover', 'first_owner'));
+ALTER TABLE snapshot_gaps ADD COLUMN from_positions TEXT;
+ALTER TABLE snapshot_gaps ADD COLUMN from_heartbeat_at TEXT;
+ALTER TABLE snapshot_gaps ADD COLUMN from_event_id TEXT;

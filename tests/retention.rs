@@ -398,6 +398,11 @@ async fn pruning_everything_leaves_the_live_tables_and_twins_them() {
         .collect();
     let (status, body) = app.post_json(&Value::Array(events)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    // An account's event (`accounts`): its first owner below opens a gap from it.
+    let message = json!({"type": "message", "source": "watch",
+                         "payload": {"platform": "x", "account": "a", "position": "7"}});
+    let (status, body) = app.post_json(&message).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     let server = &app;
     let post = |path: String, body: Value| async move {
         let (status, answer) = server

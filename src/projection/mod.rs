@@ -6,6 +6,7 @@
 //! (`hook`) drive heroes, missions and tool uses; normalized events (`normalized`) drive
 //! session state; every event with a session id counts in `sessions`.
 
+pub mod accounts;
 pub mod alerts;
 pub mod changes;
 pub mod claims;
@@ -45,6 +46,7 @@ pub const TABLES: &[&str] = &[
     "factory_dispatches",
     "alerts",
     "agent_changes",
+    "accounts",
 ];
 
 /// What applying an event did that its producer is told (`POST /event` answers with them).
@@ -180,8 +182,8 @@ pub fn apply_agents(
 }
 
 /// The projections an event changes in SQL at once, whatever holds the agent rows:
-/// coordination (owners, claims, gaps, acknowledgements), factory work and dispatches, and
-/// the `unknownEventType` alert. They read and write no agent table.
+/// coordination (owners, claims, gaps, acknowledgements), factory work and dispatches, the
+/// accounts other events name, and the `unknownEventType` alert. They read and write no agent table.
 pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> rusqlite::Result<()> {
     match parsed {
         Parsed::Coordination(view) => {
@@ -199,7 +201,8 @@ pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> ru
             }
         }
         Parsed::Factory(parts) => factory::apply(conn, event, parts)?,
-        Parsed::Hook(_) | Parsed::Normalized(_) | Parsed::Other => {}
+        Parsed::Other => accounts::apply(conn, event)?,
+        Parsed::Hook(_) | Parsed::Normalized(_) => {}
     }
     alerts::apply(conn, event)
 }
