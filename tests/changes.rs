@@ -47,10 +47,19 @@ fn fold(changes: &[Value]) -> BTreeMap<(String, String), Map<String, Value>> {
                 "created" => {
                     assert!(rows.insert(key, set).is_none(), "created twice: {delta}");
                 }
-                "updated" => rows
-                    .get_mut(&key)
-                    .expect("updated before created")
-                    .extend(set),
+                "updated" => {
+                    // A delta holds what changed, and only that.
+                    let row = rows.get_mut(&key).expect("updated before created");
+                    assert!(!set.is_empty(), "an empty delta: {change}");
+                    for (field, value) in &set {
+                        assert_ne!(
+                            row.get(field),
+                            Some(value),
+                            "{field} did not change: {delta}"
+                        );
+                    }
+                    row.extend(set);
+                }
                 other => panic!("op {other}"),
             }
         }
