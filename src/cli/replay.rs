@@ -25,7 +25,7 @@ use std::time::Duration;
 /// The longest pause `--to` makes between two lines, however far apart they were recorded.
 const MAX_PAUSE: Duration = Duration::from_secs(10);
 /// Bookkeeping tables the debugger view leaves out.
-const HIDDEN: &[&str] = &["hook_effects", "claim_actions"];
+const HIDDEN: &[&str] = &["hook_effects", "claim_actions", "agent_changes"];
 /// Columns that change with every event of a session; left out of the change lines.
 const NOISY: &[&str] = &[
     "event_count",

@@ -4,7 +4,8 @@
 //! other move is a `409` and changes nothing.
 
 use super::{Log, Verdict};
-use crate::projection::gaps::{self, Gap};
+use crate::projection::accounts::Newest;
+use crate::projection::gaps::{self, Gap, GapCause};
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +46,58 @@ pub fn open(log: &mut dyn Log, c: &Open) -> rusqlite::Result<Verdict> {
     let event = log.append("gap_opened", payload)?;
     let gap = gaps::get(log.conn(), &gaps::gap_id(&event.event_id))?.expect("just opened");
     Ok(Verdict::Done(shown(&gap, Some(true))))
+}
+
+/// Where an owner that starts behind must catch up from (REQ-HOOKS-17).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Behind {
+    /// It takes over from a stopped or hung owner: from that owner's last heartbeat.
+    Takeover {
+        generation: i64,
+        heartbeat_at: String,
+        positions: Option<String>,
+    },
+    /// It is the account's first owner and the account has events: from the newest.
+    FirstOwner(Newest),
+}
+
+/// Opens the gap an owner starting `behind` needs, in the acquire's transaction, unless the
+/// account has an unresolved one already (a refused catch-up stays refused); answers the
+/// account's unresolved gap either way, with `created`.
+pub fn open_behind(
+    log: &mut dyn Log,
+    platform: &str,
+    account: &str,
+    behind: &Behind,
+) -> rusqlite::Result<Value> {
+    if let Some(gap) = gaps::unresolved(log.conn(), platform, account)? {
+        return Ok(shown(&gap, Some(false)));
+    }
+    let mut payload = json!({"platform": platform, "account": account});
+    let from = match behind {
+        Behind::Takeover {
+            generation,
+            heartbeat_at,
+            positions,
+        } => json!({"cause": GapCause::Takeover,
+            "reason": format!("takeover from generation {generation}, last heard from at {heartbeat_at}"),
+            "fromHeartbeatAt": heartbeat_at,
+            "fromPositions": positions.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok())}),
+        Behind::FirstOwner(newest) => json!({"cause": GapCause::FirstOwner,
+            "reason": format!("first owner of an account with events, the newest at sequence {}", newest.sequence),
+            "fromEventId": newest.event_id, "fromPosition": newest.position}),
+    };
+    if let (Some(p), Some(f)) = (payload.as_object_mut(), from.as_object()) {
+        p.extend(f.clone());
+    }
+    let event = log.append("gap_opened", payload)?;
+    let gap = gaps::get(log.conn(), &gaps::gap_id(&event.event_id))?.expect("just opened");
+    Ok(shown(&gap, Some(true)))
+}
+
+/// The account's unresolved gap, shown with `created: false`, if it has one.
+pub fn unresolved(log: &dyn Log, platform: &str, account: &str) -> rusqlite::Result<Option<Value>> {
+    Ok(gaps::unresolved(log.conn(), platform, account)?.map(|g| shown(&g, Some(false))))
 }
 
 pub fn advance(log: &mut dyn Log, c: &Move) -> rusqlite::Result<Verdict> {

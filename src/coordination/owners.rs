@@ -3,7 +3,9 @@
 //! owner silent past the hung limit is taken over (`owner_hung`, then `owner_acquired` with the
 //! next generation). Only the holder of the current generation heartbeats and releases.
 
+use super::gaps::{self, Behind};
 use super::{Log, Rules, Verdict};
+use crate::projection::accounts;
 use crate::projection::owners::{self, OwnerRow};
 use serde_json::{Value, json};
 
@@ -24,6 +26,8 @@ pub struct Heartbeat {
     pub account: String,
     pub generation: i64,
     pub attached: Option<i64>,
+    /// The platform's own last positions (a JSON object of position keys to positions).
+    pub positions: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -80,8 +84,23 @@ pub fn acquire(log: &mut dyn Log, rules: &Rules, c: &Acquire) -> rusqlite::Resul
         "pid": c.pid, "hostname": c.hostname, "relayPort": c.relay_port,
         "relayTokenSha256": c.relay_token_sha256, "previousGeneration": previous});
     log.append("owner_acquired", payload)?;
+    // An owner that starts behind catches up: a gap opens in this same transaction.
+    let behind = match owner {
+        Some(previous) => Some(Behind::Takeover {
+            generation: previous.generation,
+            heartbeat_at: previous.last_heartbeat_at,
+            positions: previous.positions,
+        }),
+        None => accounts::newest(log.conn(), &c.platform, &c.account)?.map(Behind::FirstOwner),
+    };
+    let gap = match &behind {
+        Some(behind) => Some(gaps::open_behind(log, &c.platform, &c.account, behind)?),
+        None => gaps::unresolved(log, &c.platform, &c.account)?,
+    };
     let owner = current(log, &c.platform, &c.account)?.expect("just acquired");
-    Ok(Verdict::Done(shown(log, rules, &owner)))
+    let mut answer = shown(log, rules, &owner);
+    answer["gap"] = gap.unwrap_or(Value::Null);
+    Ok(Verdict::Done(answer))
 }
 
 /// The owner row when `generation` is the live holder's, else a `notOwner` refusal.
@@ -110,7 +129,7 @@ pub fn heartbeat(log: &mut dyn Log, rules: &Rules, c: &Heartbeat) -> rusqlite::R
         return Ok(refusal);
     }
     let payload = json!({"platform": c.platform, "account": c.account,
-        "generation": c.generation, "attached": c.attached});
+        "generation": c.generation, "attached": c.attached, "positions": c.positions});
     log.append("owner_heartbeat", payload)?;
     let owner = current(log, &c.platform, &c.account)?.expect("held");
     Ok(Verdict::Done(shown(log, rules, &owner)))

@@ -45,14 +45,19 @@ impl ApiError {
     pub fn invalid(message: impl Into<String>) -> ApiError {
         ApiError::Invalid(InvalidRequest::new(message, json!({})))
     }
+
+    /// The seconds a `429` asks the client to wait (its `Retry-After` header).
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            ApiError::TooManyRequests { retry_after_secs } => Some(*retry_after_secs),
+            _ => None,
+        }
+    }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let retry_after = match &self {
-            ApiError::TooManyRequests { retry_after_secs } => Some(*retry_after_secs),
-            _ => None,
-        };
+        let retry_after = self.retry_after();
         let (status, body) = self.parts();
         let mut response = (status, Json(body)).into_response();
         if let Some(seconds) = retry_after {

@@ -10,7 +10,7 @@
 
 use super::error::ApiError;
 use axum::extract::Request;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use futures_util::future::Either;
 use std::convert::Infallible;
 use std::future::{Ready, ready};
@@ -65,7 +65,8 @@ where
     fn call(&mut self, mut request: Request) -> Self::Future {
         for check in self.checks.iter() {
             if let Err(refusal) = check.check(&mut request) {
-                return Either::Left(ready(Ok(refusal.into_response())));
+                let answer = super::hooks::refusal(request.uri().path(), refusal);
+                return Either::Left(ready(Ok(answer)));
             }
         }
         Either::Right(self.inner.call(request))

@@ -17,6 +17,9 @@ pub struct Health {
     writer: &'static str,
     version: &'static str,
     uptime_ms: u128,
+    /// Seed 000's flag for a server that makes up its heroes (its demo generator): hooklog's
+    /// come from the log, always.
+    mock: bool,
     time: String,
     head_sequence: i64,
     /// `off` (no retention policy), `ok`, or `failing`: the last prune step failed, so the log
@@ -42,6 +45,7 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>)
         writer,
         version: env!("CARGO_PKG_VERSION"),
         uptime_ms: state.started.elapsed().as_millis(),
+        mock: false,
         time: time::now(),
         head_sequence: state.store.writer.head(),
         retention: pruning.state,

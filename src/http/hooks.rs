@@ -36,11 +36,31 @@ impl<E: Into<ApiError>> From<E> for HookError {
 
 impl IntoResponse for HookError {
     fn into_response(self) -> Response {
+        let retry_after = self.0.retry_after();
         let (status, mut body) = self.0.parts();
         body["accepted"] = json!(false);
-        (status, Json(body)).into_response()
+        let mut response = (status, Json(body)).into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
     }
 }
+
+/// The answer to a request to `path` refused with `error`, wherever it was refused (a guard, a
+/// method the route does not take): `/event`'s refusals carry `accepted: false`, as seed 000
+/// gives every one of them.
+pub fn refusal(path: &str, error: ApiError) -> Response {
+    match path == EVENT_PATH {
+        true => HookError(error).into_response(),
+        false => error.into_response(),
+    }
+}
+
+/// The route of seed 000's tolerant hook ingest.
+pub const EVENT_PATH: &str = "/event";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -3,6 +3,7 @@
 pub mod alerts;
 pub mod auth;
 pub mod body_guard;
+pub mod changes;
 pub mod claims;
 pub mod decide;
 pub mod depth;
@@ -17,6 +18,7 @@ pub mod health;
 pub mod heroes;
 pub mod hooks;
 pub mod host;
+pub mod live;
 pub mod missions;
 pub mod origin;
 pub mod owners;
@@ -26,6 +28,7 @@ pub mod responses;
 pub mod server;
 pub mod sessions;
 pub mod streams;
+pub mod unserved;
 
 use crate::config::Config;
 use crate::store::Store;
@@ -104,12 +107,14 @@ where
 pub fn routes() -> Vec<Route> {
     use Method as M;
     vec![
+        at(M::GET, "/", live::root),
         at(M::GET, "/health", health::health),
         at(M::GET, "/stats", health::stats),
         at(M::GET, "/events", events::list),
         at(M::POST, "/events", events::ingest),
         at(M::GET, "/events/{id}", events::one),
-        at(M::POST, "/event", hooks::event),
+        at(M::GET, "/changes", changes::changes),
+        at(M::POST, hooks::EVENT_PATH, hooks::event),
         at(M::POST, "/event/normalized", hooks::normalized),
         at(M::GET, "/sessions", sessions::list),
         at(M::GET, "/sessions/{id}", sessions::one),
@@ -264,14 +269,14 @@ fn cors(origins: &[String]) -> CorsLayer {
         .max_age(std::time::Duration::from_secs(600))
 }
 
-async fn not_found(uri: Uri) -> ApiError {
-    ApiError::NotFound {
-        path: Some(uri.path().to_string()),
-    }
+/// No route matched: seed 000's `501` for a family of its routes hooklog does not serve, else
+/// `404`.
+async fn not_found(method: Method, uri: Uri) -> axum::response::Response {
+    unserved::answer(&method, &uri)
 }
 
-async fn method_not_allowed() -> ApiError {
-    ApiError::MethodNotAllowed
+async fn method_not_allowed(uri: Uri) -> axum::response::Response {
+    hooks::refusal(uri.path(), ApiError::MethodNotAllowed)
 }
 
 /// Whether the request's `name` header makes a guard refuse it: an absent header passes (the

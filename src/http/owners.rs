@@ -1,11 +1,12 @@
 //! `/owners`: watcher owners, one per platform account (seed 002, REQ-HOOKS-13/14).
 
 use super::AppState;
-use super::decide::{self, name};
+use super::decide::{self, name, position};
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
 use crate::coordination::Command;
 use crate::coordination::owners::{Acquire, Heartbeat, Release};
+use crate::ingest::InvalidRequest;
 use crate::projection::owners::{self, Owner};
 use axum::Json;
 use axum::body::Bytes;
@@ -13,6 +14,7 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 /// The hex SHA-256 of a relay token: what is stored and compared, never the token.
@@ -63,6 +65,32 @@ pub async fn acquire(
 pub struct HeartbeatBody {
     generation: i64,
     attached: Option<u32>,
+    positions: Option<Value>,
+}
+
+/// Most position keys one heartbeat may give.
+pub const MAX_POSITIONS: usize = 1000;
+
+/// The platform's own positions: an object of 1 to 1,000 keys (names, as a chat or a stream
+/// is named) whose values are positions (a string or a number).
+fn positions(value: Option<Value>) -> Result<Option<Value>, ApiError> {
+    let map = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(map)) if (1..=MAX_POSITIONS).contains(&map.len()) => map,
+        Some(_) => {
+            return Err(ApiError::Invalid(InvalidRequest::new(
+                format!("\"positions\" must be an object of 1 to {MAX_POSITIONS} positions"),
+                json!({ "field": "positions" }),
+            )));
+        }
+    };
+    let mut checked = serde_json::Map::new();
+    for (key, value) in map {
+        let key = name("positions", key)?;
+        let value = position("positions", Some(value))?;
+        checked.insert(key, Value::from(value));
+    }
+    Ok(Some(Value::Object(checked)))
 }
 
 /// `POST /owners/{platform}/{account}/heartbeat`.
@@ -77,6 +105,7 @@ pub async fn heartbeat(
         account,
         generation: b.generation,
         attached: b.attached.map(i64::from),
+        positions: positions(b.positions)?,
     });
     decide::run(&state, command).await
 }

@@ -44,7 +44,7 @@ pub enum Order {
     Ticks,
 }
 /// How long a disconnected EventSource waits before reconnecting.
-const RETRY: Duration = Duration::from_secs(1);
+pub const RETRY: Duration = Duration::from_secs(1);
 
 /// The cursor parameters every stream route takes.
 #[derive(Deserialize, Default)]
@@ -257,7 +257,7 @@ where
 
 /// The first frame of a global stream whose cursor was pruned: what was lost, and where the
 /// stream resumes. Its id is 0, reserved for it: no event has sequence 0.
-fn gap_frame(after: i64, first: i64) -> Bytes {
+pub fn gap_frame(after: i64, first: i64) -> Bytes {
     let data = json!({
         "type": "STREAM_GAP",
         "fromSequence": after + 1,
@@ -267,11 +267,11 @@ fn gap_frame(after: i64, first: i64) -> Bytes {
     Bytes::from(format!("id: 0\nevent: STREAM_GAP\ndata: {data}\n\n"))
 }
 
-fn generation(state: &AppState) -> HeaderValue {
+pub fn generation(state: &AppState) -> HeaderValue {
     HeaderValue::from_str(&state.store.generation_id).expect("the generation id is hex")
 }
 
-fn stale(state: &AppState, bounds: Bounds, style: &Style) -> Response {
+pub fn stale(state: &AppState, bounds: Bounds, style: &Style) -> Response {
     let body = json!({
         "error": "invalid_cursor",
         "outcome": "CURSOR_STALE",

@@ -12,6 +12,46 @@ use serde_json::{Value, json};
 pub const CATCH_UP_REFUSED: &str = "catchUpRefused";
 pub const GAP_RESUMED: &str = "gapResumed";
 
+/// Why a gap opened (`gaps.cause`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GapCause {
+    /// `POST /gaps`.
+    Request,
+    /// An owner took over from a stopped or hung one: from its last heartbeat's positions.
+    Takeover,
+    /// A first owner on an account with events: from the newest of them.
+    FirstOwner,
+}
+
+impl GapCause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GapCause::Request => "request",
+            GapCause::Takeover => "takeover",
+            GapCause::FirstOwner => "first_owner",
+        }
+    }
+
+    fn parse(text: &str) -> Option<GapCause> {
+        [GapCause::Request, GapCause::Takeover, GapCause::FirstOwner]
+            .into_iter()
+            .find(|c| c.as_str() == text)
+    }
+}
+
+impl rusqlite::types::ToSql for GapCause {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for GapCause {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        GapCause::parse(value.as_str()?).ok_or(rusqlite::types::FromSqlError::InvalidType)
+    }
+}
+
 /// The gap id an opening event gives.
 pub fn gap_id(event_id: &str) -> String {
     format!("gap-{event_id}")
@@ -25,7 +65,14 @@ pub struct Gap {
     pub account: String,
     pub status: String,
     pub reason: String,
+    pub cause: GapCause,
     pub from_position: Option<String>,
+    /// A takeover's: the positions the previous owner's last heartbeat gave (a JSON object).
+    pub from_positions: Option<Value>,
+    /// A takeover's: when the previous owner was last heard from.
+    pub from_heartbeat_at: Option<String>,
+    /// A first owner's: the account's newest event when it started.
+    pub from_event_id: Option<String>,
     pub to_position: Option<String>,
     pub refused_detail: Option<String>,
     pub resumed_by: Option<String>,
@@ -40,7 +87,7 @@ pub struct Gap {
 
 const COLUMNS: &str = "id, platform, account, status, reason, from_position, to_position,
      refused_detail, resumed_by, detail, opened_at, closed_at, refused_at, resumed_at,
-     opened_event_id";
+     opened_event_id, cause, from_positions, from_heartbeat_at, from_event_id";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<Gap> {
     let detail: Option<String> = r.get(9)?;
@@ -62,6 +109,12 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Gap> {
         refused_at: r.get(12)?,
         resumed_at: r.get(13)?,
         opened_event_id: r.get(14)?,
+        cause: r.get(15)?,
+        from_positions: r
+            .get::<_, Option<String>>(16)?
+            .and_then(|p| serde_json::from_str(&p).ok()),
+        from_heartbeat_at: r.get(17)?,
+        from_event_id: r.get(18)?,
     })
 }
 
@@ -117,10 +170,14 @@ pub fn list(conn: &Connection, filter: &GapFilter, limit: u32) -> rusqlite::Resu
 pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::Result<()> {
     let at = &event.received_at;
     if event.event_type == "gap_opened" {
-        sql::prepare(conn, &format!(
-            "INSERT OR REPLACE INTO gaps ({COLUMNS}, opened_sequence)
-             VALUES (?1, ?2, ?3, 'open', ?4, ?5, NULL, NULL, NULL, '[]', ?6, NULL, NULL, NULL, ?7, ?8)"
-        ))?
+        sql::prepare(
+            conn,
+            &format!(
+                "INSERT OR REPLACE INTO gaps ({COLUMNS}, opened_sequence)
+             VALUES (?1, ?2, ?3, 'open', ?4, ?5, NULL, NULL, NULL, '[]', ?6, NULL, NULL, NULL, ?7,
+                     ?9, ?10, ?11, ?12, ?8)"
+            ),
+        )?
         .execute(params![
             gap_id(&event.event_id),
             view.text("platform").unwrap_or(""),
@@ -130,6 +187,14 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
             at,
             event.event_id,
             event.sequence,
+            view.text("cause")
+                .and_then(GapCause::parse)
+                .unwrap_or(GapCause::Request),
+            view.get("fromPositions")
+                .filter(|p| p.is_object())
+                .map(|p| p.to_string()),
+            view.text("fromHeartbeatAt"),
+            view.text("fromEventId"),
         ])?;
         return Ok(());
     }

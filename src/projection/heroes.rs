@@ -83,7 +83,18 @@ pub fn list(conn: &Connection, state: Option<&str>, limit: u32) -> rusqlite::Res
     .collect()
 }
 
-/// Writes the hero as it now is.
+/// The heroes whose session has not ended, by most recent activity.
+pub fn live(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<Hero>> {
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT {COLUMNS} FROM heroes WHERE state <> 'ended' ORDER BY last_sequence DESC LIMIT ?1"
+        ),
+    )?
+    .query_map([limit], row)?
+    .collect()
+}
+
 /// The statement [`save`] runs, prepared once by [`saving`] to write many rows.
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(

@@ -312,8 +312,13 @@ impl<T: Tables> Ctx<'_, T> {
     /// marked interrupted (their ends were never seen). A second Stop finds nothing to end.
     fn close_mission(&mut self, state: &str) -> rusqlite::Result<Option<String>> {
         let at = &self.event.event_time;
-        self.tables
-            .interrupt_running(self.session, &self.event.event_id, at)?;
+        // Running tools whose end was never seen: the user pressed Esc, or the agent was killed.
+        for mut tool in self.tables.running_tools(self.session)? {
+            tool.status = "interrupted".into();
+            tool.closed_event_id = Some(self.event.event_id.clone());
+            tool.finished_at = Some(at.clone());
+            self.tables.save_tool(tool)?;
+        }
         let Some(id) = self.hero.active_mission_id.take() else {
             return Ok(None);
         };
@@ -325,13 +330,12 @@ impl<T: Tables> Ctx<'_, T> {
             mission.closed_event_id = Some(self.event.event_id.clone());
             mission.completed_at = Some(at.clone());
             self.tables.save_mission(mission)?;
-            self.tables.close_children(
-                self.session,
-                &id,
-                "interrupted",
-                &self.event.event_id,
-                at,
-            )?;
+            for mut child in self.tables.active_children(self.session, &id)? {
+                child.state = "interrupted".into();
+                child.closed_event_id = Some(self.event.event_id.clone());
+                child.completed_at = Some(at.clone());
+                self.tables.save_mission(child)?;
+            }
         }
         Ok(Some(id))
     }

@@ -8,6 +8,22 @@ use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 use std::sync::LazyLock;
 
+/// A mission's `state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissionState {
+    Active,
+    Completed,
+    Failed,
+    Interrupted,
+}
+
+impl MissionState {
+    pub fn parse(state: &str) -> Option<MissionState> {
+        serde_json::from_value(serde_json::Value::from(state)).ok()
+    }
+}
+
 /// The mission id an opening event gives.
 pub fn mission_id(event_id: &str) -> String {
     format!("mission-{event_id}")
@@ -101,21 +117,32 @@ pub fn active_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Mi
     .collect()
 }
 
-/// Marks the still-active children of a mission with `state` (their stop never came).
-pub fn close_children(
-    conn: &Connection,
-    parent_id: &str,
-    state: &str,
-    event_id: &str,
-    at: &str,
-) -> rusqlite::Result<()> {
+/// The still-active children of a mission, in the order they opened.
+pub fn active_children(conn: &Connection, parent_id: &str) -> rusqlite::Result<Vec<Mission>> {
     sql::prepare(
         conn,
-        "UPDATE missions SET state = ?2, closed_event_id = ?3, completed_at = ?4
-         WHERE parent_mission_id = ?1 AND state = 'active'",
+        &format!(
+            "SELECT {COLUMNS} FROM missions WHERE parent_mission_id = ?1 AND state = 'active'
+         ORDER BY opened_sequence, id"
+        ),
     )?
-    .execute(params![parent_id, state, event_id, at])?;
-    Ok(())
+    .query_map([parent_id], row)?
+    .collect()
+}
+
+/// A mission's latest tool uses, in the order they started: at most `active_tools` while it
+/// is active, `tools` once it has ended.
+pub fn latest_tool_uses(
+    conn: &Connection,
+    mission: &Mission,
+    tools: u32,
+    active_tools: u32,
+) -> rusqlite::Result<Vec<super::tool_uses::ToolUse>> {
+    let limit = match MissionState::parse(&mission.state) {
+        Some(MissionState::Active) => active_tools,
+        _ => tools,
+    };
+    super::tool_uses::latest_of_mission(conn, &mission.id, limit)
 }
 
 /// The filters of `GET /missions`.

@@ -6,14 +6,18 @@
 //! (`hook`) drive heroes, missions and tool uses; normalized events (`normalized`) drive
 //! session state; every event with a session id counts in `sessions`.
 
+pub mod accounts;
 pub mod alerts;
+pub mod changes;
 pub mod claims;
+pub mod diff;
 pub mod factory;
 pub mod gaps;
 pub mod heroes;
 pub mod hook;
 pub mod missions;
 pub mod owners;
+pub mod recorder;
 pub mod sessions;
 pub mod sql;
 pub mod tables;
@@ -42,6 +46,8 @@ pub const TABLES: &[&str] = &[
     "factory_work",
     "factory_dispatches",
     "alerts",
+    "agent_changes",
+    "accounts",
 ];
 
 /// What applying an event did that its producer is told (`POST /event` answers with them).
@@ -101,7 +107,7 @@ pub fn apply_parsed(
 }
 
 /// The agent projections of an event: its session row, and for a hook event its hero,
-/// missions, tool uses and `hook_effects` row. They raise their alerts through `tables`, so
+/// missions, tool uses, `hook_effects` row and `agent_changes` row. They raise their alerts through `tables`, so
 /// they come before [`apply_rest`]'s.
 pub fn apply_agents(
     tables: &impl Tables,
@@ -130,8 +136,12 @@ pub fn apply_agents(
                 ..Default::default()
             };
             tables.session(event, &facts)?;
-            effects = hook::apply(tables, event, view)?;
+            let recorder = recorder::Recorder::new(tables);
+            effects = hook::apply(&recorder, event, view)?;
             tables.effects(&event.event_id, &effects)?;
+            if let Some(row) = recorder.finish(event.sequence, &effects) {
+                tables.changes(row)?;
+            }
         }
         Parsed::Normalized(view) => {
             let state = match event.event_type.as_str() {
@@ -173,8 +183,8 @@ pub fn apply_agents(
 }
 
 /// The projections an event changes in SQL at once, whatever holds the agent rows:
-/// coordination (owners, claims, gaps, acknowledgements), factory work and dispatches, and
-/// the `unknownEventType` alert. They read and write no agent table.
+/// coordination (owners, claims, gaps, acknowledgements), factory work and dispatches, the
+/// accounts other events name, and the `unknownEventType` alert. They read and write no agent table.
 pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> rusqlite::Result<()> {
     match parsed {
         Parsed::Coordination(view) => {
@@ -192,7 +202,8 @@ pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> ru
             }
         }
         Parsed::Factory(parts) => factory::apply(conn, event, parts)?,
-        Parsed::Hook(_) | Parsed::Normalized(_) | Parsed::Other => {}
+        Parsed::Other => accounts::apply(conn, event)?,
+        Parsed::Hook(_) | Parsed::Normalized(_) => {}
     }
     alerts::apply(conn, event)
 }

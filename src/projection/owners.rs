@@ -29,6 +29,8 @@ pub struct OwnerRow {
     pub started_at: String,
     pub last_heartbeat_at: String,
     pub released_at: Option<String>,
+    /// The platform's own last positions its latest heartbeat gave (a JSON object).
+    pub positions: Option<String>,
 }
 
 /// An owner as the API shows it, with its status at `now`.
@@ -48,6 +50,9 @@ pub struct Owner {
     pub started_at: String,
     pub last_heartbeat_at: String,
     pub released_at: Option<String>,
+    /// The platform's own last positions (`{"dm:42": "1234", ...}`), as its latest heartbeat
+    /// that gave any said; `null` until then.
+    pub positions: Option<serde_json::Value>,
 }
 
 impl OwnerRow {
@@ -80,12 +85,16 @@ impl OwnerRow {
             started_at: self.started_at.clone(),
             last_heartbeat_at: self.last_heartbeat_at.clone(),
             released_at: self.released_at.clone(),
+            positions: self
+                .positions
+                .as_deref()
+                .and_then(|p| serde_json::from_str(p).ok()),
         }
     }
 }
 
 const COLUMNS: &str = "platform, account, generation, pid, hostname, relay_port,
-     relay_token_sha256, attached, started_at, last_heartbeat_at, released_at";
+     relay_token_sha256, attached, started_at, last_heartbeat_at, released_at, positions";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<OwnerRow> {
     Ok(OwnerRow {
@@ -100,6 +109,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<OwnerRow> {
         started_at: r.get(8)?,
         last_heartbeat_at: r.get(9)?,
         released_at: r.get(10)?,
+        positions: r.get(11)?,
     })
 }
 
@@ -138,7 +148,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
                 conn,
                 &format!(
                     "INSERT OR REPLACE INTO watcher_owners ({COLUMNS}, acquired_event_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?8, NULL, ?9)"
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?8, NULL, NULL, ?9)"
                 ),
             )?
             .execute(params![
@@ -156,10 +166,20 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
         "owner_heartbeat" => {
             sql::prepare(
                 conn,
-                "UPDATE watcher_owners SET last_heartbeat_at = ?4, attached = COALESCE(?5, attached)
+                "UPDATE watcher_owners SET last_heartbeat_at = ?4, attached = COALESCE(?5, attached),
+                     positions = COALESCE(?6, positions)
                  WHERE platform = ?1 AND account = ?2 AND generation = ?3",
             )?
-            .execute(params![platform, account, generation, at, view.int("attached")])?;
+            .execute(params![
+                platform,
+                account,
+                generation,
+                at,
+                view.int("attached"),
+                view.get("positions")
+                    .filter(|p| p.is_object())
+                    .map(|p| p.to_string()),
+            ])?;
         }
         "owner_released" => {
             sql::prepare(

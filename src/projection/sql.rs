@@ -184,8 +184,16 @@ mod tests {
     fn the_projections_prepare_every_statement_here() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/projection");
         let mut checked = 0;
+        // The sources here and in the folders here (one level: `recorder/`).
+        let mut paths = Vec::new();
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
+            match path.is_dir() {
+                true => paths.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path())),
+                false => paths.push(path),
+            }
+        }
+        for path in paths {
             if path.file_name().unwrap() == "sql.rs" {
                 continue;
             }

@@ -14,6 +14,7 @@
 
 use super::Effects;
 use super::alerts;
+use super::changes::{self, ChangeRow};
 use super::heroes::{self, Hero};
 use super::missions::{self, Mission};
 use super::sessions::{self, Facts, Record};
@@ -41,24 +42,19 @@ pub trait Tables {
     fn save_mission(&self, mission: Mission) -> Result<()>;
     /// The latest active subagent mission of the session for a subagent id.
     fn active_subagent(&self, session: &str, subagent: &str) -> Result<Option<Mission>>;
-    /// Marks the still-active children of a mission of the session with `state`.
-    fn close_children(
-        &self,
-        session: &str,
-        parent: &str,
-        state: &str,
-        event_id: &str,
-        at: &str,
-    ) -> Result<()>;
+    /// The still-active children of a mission of the session, in the order they opened.
+    fn active_children(&self, session: &str, parent: &str) -> Result<Vec<Mission>>;
     /// The session's tool call (not permission request) with this tool use id.
     fn tool_by_call(&self, session: &str, call: &str) -> Result<Option<ToolUse>>;
     /// The latest running subagent-spawning call of the session.
     fn running_spawner(&self, session: &str) -> Result<Option<ToolUse>>;
-    /// Marks every running tool use of the session `interrupted`.
-    fn interrupt_running(&self, session: &str, event_id: &str, at: &str) -> Result<()>;
+    /// Every running tool use of the session, in the order they started.
+    fn running_tools(&self, session: &str) -> Result<Vec<ToolUse>>;
     fn save_tool(&self, tool: ToolUse) -> Result<()>;
     /// Records what a hook event did (`hook_effects`).
     fn effects(&self, event_id: &str, effects: &Effects) -> Result<()>;
+    /// Records what a hook event changed in the agent rows (`agent_changes`).
+    fn changes(&self, row: ChangeRow) -> Result<()>;
 }
 
 /// The SQL tables themselves; with [`Live::holding`], all but the session rows.
@@ -120,8 +116,8 @@ impl Tables for Live<'_> {
         missions::active_subagent(self.conn, session, subagent)
     }
 
-    fn close_children(&self, _: &str, parent: &str, state: &str, id: &str, at: &str) -> Result<()> {
-        missions::close_children(self.conn, parent, state, id, at)
+    fn active_children(&self, _: &str, parent: &str) -> Result<Vec<Mission>> {
+        missions::active_children(self.conn, parent)
     }
 
     fn tool_by_call(&self, session: &str, call: &str) -> Result<Option<ToolUse>> {
@@ -132,8 +128,8 @@ impl Tables for Live<'_> {
         tool_uses::running_spawner(self.conn, session)
     }
 
-    fn interrupt_running(&self, session: &str, event_id: &str, at: &str) -> Result<()> {
-        tool_uses::interrupt_running(self.conn, session, event_id, at)
+    fn running_tools(&self, session: &str) -> Result<Vec<ToolUse>> {
+        tool_uses::running_of(self.conn, session)
     }
 
     fn save_tool(&self, tool: ToolUse) -> Result<()> {
@@ -142,6 +138,10 @@ impl Tables for Live<'_> {
 
     fn effects(&self, event_id: &str, effects: &Effects) -> Result<()> {
         save_effects(self.conn, event_id, effects)
+    }
+
+    fn changes(&self, row: ChangeRow) -> Result<()> {
+        changes::save(self.conn, &row)
     }
 }
 
@@ -467,6 +467,7 @@ struct Memory {
     /// The sessions whose shard was used since the last take.
     touched: Vec<String>,
     effects: Vec<(String, Effects)>,
+    changes: Vec<ChangeRow>,
 }
 
 /// Where the rows a replay does not hold in memory are read from, and where the alerts it
@@ -509,6 +510,7 @@ pub struct Changes {
     missions: Vec<Mission>,
     tools: Vec<ToolUse>,
     effects: Vec<(String, Effects)>,
+    changes: Vec<ChangeRow>,
 }
 
 impl Changes {
@@ -532,6 +534,9 @@ impl Changes {
         let mut save = sql::prepare(conn, SAVE_EFFECTS)?;
         for (event_id, effects) in &self.effects {
             save.execute(params![event_id, effects.hero_id, effects.mission_id])?;
+        }
+        for row in &self.changes {
+            changes::save(conn, row)?;
         }
         Ok(())
     }
@@ -585,6 +590,7 @@ impl<B: Backing> Cached<B> {
         let mut changes = Changes {
             sessions: memory.sessions.changed(),
             effects: std::mem::take(&mut memory.effects),
+            changes: std::mem::take(&mut memory.changes),
             ..Changes::default()
         };
         // Room for every touched row at once: growing the vectors a row at a time copied
@@ -703,29 +709,17 @@ impl<B: Backing> Tables for Cached<B> {
         })
     }
 
-    fn close_children(
-        &self,
-        session: &str,
-        parent: &str,
-        state: &str,
-        event_id: &str,
-        at: &str,
-    ) -> Result<()> {
+    fn active_children(&self, session: &str, parent: &str) -> Result<Vec<Mission>> {
         self.with_shard(session, |shard| {
-            let children: Vec<Mission> = shard
+            let mut children: Vec<Mission> = shard
                 .active
                 .iter()
                 .filter_map(|id| shard.missions.get(id))
                 .filter(|s| s.row.parent_mission_id.as_deref() == Some(parent))
                 .map(|s| s.row.clone())
                 .collect();
-            for mut child in children {
-                child.state = state.to_string();
-                child.closed_event_id = Some(event_id.to_string());
-                child.completed_at = Some(at.to_string());
-                shard.keep_mission(child, true);
-            }
-            Ok(())
+            children.sort_by(|a, b| (a.opened_sequence, &a.id).cmp(&(b.opened_sequence, &b.id)));
+            Ok(children)
         })
     }
 
@@ -765,18 +759,16 @@ impl<B: Backing> Tables for Cached<B> {
         })
     }
 
-    fn interrupt_running(&self, session: &str, event_id: &str, at: &str) -> Result<()> {
+    fn running_tools(&self, session: &str) -> Result<Vec<ToolUse>> {
         self.with_shard(session, |shard| {
-            for id in std::mem::take(&mut shard.running) {
-                if let Some(slot) = shard.tools.get_mut(&id) {
-                    slot.row.status = "interrupted".into();
-                    slot.row.closed_event_id = Some(event_id.to_string());
-                    slot.row.finished_at = Some(at.to_string());
-                    slot.dirty = true;
-                    shard.touched_tools.push(id);
-                }
-            }
-            Ok(())
+            let mut running: Vec<ToolUse> = shard
+                .running
+                .iter()
+                .filter_map(|id| shard.tools.get(id))
+                .map(|s| s.row.clone())
+                .collect();
+            running.sort_by(|a, b| (a.opened_sequence, &a.id).cmp(&(b.opened_sequence, &b.id)));
+            Ok(running)
         })
     }
 
@@ -792,6 +784,11 @@ impl<B: Backing> Tables for Cached<B> {
             .borrow_mut()
             .effects
             .push((event_id.to_string(), effects.clone()));
+        Ok(())
+    }
+
+    fn changes(&self, row: ChangeRow) -> Result<()> {
+        self.memory.borrow_mut().changes.push(row);
         Ok(())
     }
 }

@@ -8,6 +8,40 @@ use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 use std::sync::LazyLock;
 
+/// A tool use's `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Running,
+    Completed,
+    Failed,
+    Interrupted,
+    /// A permission request.
+    Requested,
+    /// A call announced without the agent's id: its end cannot be matched.
+    Reported,
+    Denied,
+    /// A task not completed yet.
+    Open,
+}
+
+impl ToolStatus {
+    pub fn parse(status: &str) -> Option<ToolStatus> {
+        serde_json::from_value(serde_json::Value::from(status)).ok()
+    }
+
+    /// Whether the call has ended (and has a result).
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            ToolStatus::Completed
+                | ToolStatus::Failed
+                | ToolStatus::Interrupted
+                | ToolStatus::Denied
+        )
+    }
+}
+
 /// The tool use id an event gives.
 pub fn tool_row_id(event_id: &str) -> String {
     format!("tool-{event_id}")
@@ -110,28 +144,30 @@ pub fn running_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<T
         conn,
         &format!(
             "SELECT {COLUMNS} FROM tool_uses WHERE session_id = ?1 AND status = 'running'
-         ORDER BY opened_sequence"
+         ORDER BY opened_sequence, id"
         ),
     )?
     .query_map([session_id], row)?
     .collect()
 }
 
-/// Marks every still-running tool use of a session `interrupted` (its turn or session ended
-/// without its PostToolUse: the user pressed Esc, or the agent was killed).
-pub fn interrupt_running(
+/// The latest `limit` tool uses of a mission, in the order they started.
+pub fn latest_of_mission(
     conn: &Connection,
-    session_id: &str,
-    event_id: &str,
-    at: &str,
-) -> rusqlite::Result<()> {
-    sql::prepare(
+    mission_id: &str,
+    limit: u32,
+) -> rusqlite::Result<Vec<ToolUse>> {
+    let mut latest: Vec<ToolUse> = sql::prepare(
         conn,
-        "UPDATE tool_uses SET status = 'interrupted', closed_event_id = ?2, finished_at = ?3
-         WHERE session_id = ?1 AND status = 'running'",
+        &format!(
+            "SELECT {COLUMNS} FROM tool_uses WHERE mission_id = ?1
+         ORDER BY opened_sequence DESC LIMIT ?2"
+        ),
     )?
-    .execute(params![session_id, event_id, at])?;
-    Ok(())
+    .query_map(params![mission_id, limit], row)?
+    .collect::<rusqlite::Result<_>>()?;
+    latest.reverse();
+    Ok(latest)
 }
 
 /// The filters of `GET /tool-uses`.

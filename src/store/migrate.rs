@@ -52,6 +52,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0008_response_events.sql"),
         false,
     ),
+    (
+        "0009_live_changes.sql",
+        include_str!("../../migrations/0009_live_changes.sql"),
+        true,
+    ),
 ];
 
 /// Applies the migrations this database has not seen yet, all in one transaction.

@@ -30,8 +30,9 @@ impl Retention {
 }
 
 /// Deletes up to [`PRUNE_STEP`] of the oldest events the policy no longer keeps, in one
-/// transaction; returns how many. Alerts and other projections keep their rows, and the
-/// retention snapshot moves to the new boundary in the same transaction.
+/// transaction; returns how many. Their `agent_changes` rows go with them; alerts and other
+/// projections keep their rows, and the retention snapshot moves to the new boundary in the
+/// same transaction.
 pub fn prune_step(
     conn: &Connection,
     policy: &Retention,
@@ -105,6 +106,10 @@ pub fn prune_step_min(
     )?;
     // What the pruned events built goes into the snapshot first, so a rebuild still has it.
     super::snapshot::advance(&tx, through)?;
+    // What an event changed belongs to its history: it goes with the event, from the live
+    // table and from the snapshot the advance just wrote it to.
+    tx.execute("DELETE FROM agent_changes WHERE sequence <= ?1", [through])?;
+    tx.execute("DELETE FROM snapshot_agent_changes", [])?;
     let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;
     tx.commit()?;
     Ok(pruned as i64)

@@ -1,6 +1,7 @@
 //! Live delivery of committed events: the hub the writer feeds after each commit, and streams
 //! that replay history from a cursor and continue live.
 
+pub mod changes;
 pub mod cursor;
 pub mod frame;
 mod hub;

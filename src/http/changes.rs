@@ -1,0 +1,152 @@
+//! `GET /changes`: what each hook event changed in the heroes, missions and tool uses
+//! (`agent_changes`), numbered by the log's sequence. A JSON page by default; with
+//! `Accept: text/event-stream`, a stream that replays from a cursor and continues live, with the
+//! same cursors, stale answers and `STREAM_GAP` as the global event stream.
+
+use super::AppState;
+use super::error::ApiError;
+use super::events::page_limit_or;
+use super::extract::ApiQuery;
+use super::streams::{self, StreamQuery, Style};
+use crate::projection::changes::{self, Change};
+use crate::store::StoreError;
+use crate::stream::changes::follow;
+use crate::stream::cursor::Resolution;
+use crate::stream::scope::{Filter, Scope};
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+
+/// The SSE `event:` name of every change frame.
+pub const FRAME_EVENT: &str = "changes";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangesQuery {
+    after_event_id: Option<String>,
+    after_sequence: Option<i64>,
+    from: Option<String>,
+    limit: Option<u32>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangePage {
+    changes: Vec<Change>,
+    head_sequence: i64,
+    next_after_sequence: i64,
+}
+
+/// `GET /changes`.
+pub async fn changes(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    ApiQuery(query): ApiQuery<ChangesQuery>,
+) -> Result<Response, ApiError> {
+    let scope = Scope::Global(Filter::default());
+    if streams::wants_event_stream(&headers) {
+        let cursor = StreamQuery {
+            after_event_id: query.after_event_id,
+            after_sequence: query.after_sequence,
+            from: query.from,
+        }
+        .cursor(&headers)?;
+        let resolution = streams::resolve(&state, &scope, &cursor).await?;
+        return open(state, resolution);
+    }
+    if query.after_event_id.is_some() || query.from.is_some() {
+        return Err(ApiError::invalid(
+            "after_event_id and from are for the stream (Accept: text/event-stream); pages use after_sequence",
+        ));
+    }
+    let after = query.after_sequence.unwrap_or(0);
+    if after < 0 {
+        return Err(ApiError::invalid("after_sequence must be >= 0"));
+    }
+    let limit = page_limit_or(query.limit, 100)?;
+    let page = state
+        .store
+        .read(move |conn| {
+            let tx = conn.unchecked_transaction()?;
+            let head = scope.bounds(&tx)?.head_sequence;
+            let changes = changes::page(&tx, after, head, limit)?;
+            tx.finish()?;
+            // A short page saw every event up to the head; a full one, up to its last change.
+            let next = match changes.len() == limit as usize {
+                true => changes.last().map_or(after, |c| c.sequence),
+                false => head.max(after),
+            };
+            Ok(ChangePage {
+                changes,
+                head_sequence: head,
+                next_after_sequence: next,
+            })
+        })
+        .await?;
+    Ok(Json(page).into_response())
+}
+
+/// The stream, or the stale-cursor refusal.
+fn open(state: AppState, resolution: Resolution) -> Result<Response, ApiError> {
+    let (after, gap) = match resolution {
+        Resolution::Ready { after, .. } => (after, None),
+        Resolution::Behind { after, bounds } => {
+            let first = bounds.first_available_sequence;
+            (first - 1, Some(streams::gap_frame(after, first)))
+        }
+        Resolution::Stale { bounds } => {
+            return Ok(streams::stale(&state, bounds, &Style::default()));
+        }
+    };
+    let slot = streams::stream_slot(&state)?;
+    let mut shutdown = state.shutdown.clone();
+    let pages = follow(state.store.clone(), state.store.hub.clone(), after);
+    let keepalive = state.config.keepalive;
+    let body = async_stream::stream! {
+        yield Ok::<Bytes, StoreError>(Bytes::from(format!("retry: {}\n\n", streams::RETRY.as_millis())));
+        if let Some(gap) = gap {
+            yield Ok(gap);
+        }
+        let mut pages = std::pin::pin!(pages);
+        loop {
+            match tokio::time::timeout(keepalive, pages.next()).await {
+                Ok(Some(Ok(page))) => yield Ok(frames(&page)),
+                Ok(Some(Err(e))) => {
+                    tracing::warn!(error = %e, "change stream ended by a read error");
+                    yield Err(e);
+                    break;
+                }
+                Ok(None) => break,
+                Err(_idle) => yield Ok(Bytes::from_static(b": keepalive\n\n")),
+            }
+        }
+    }
+    .take_until(Box::pin(async move {
+        let _ = shutdown.wait_for(|stopping| *stopping).await;
+    }));
+    let mut response = streams::event_stream(body, slot);
+    response
+        .headers_mut()
+        .insert(streams::GENERATION_HEADER, streams::generation(&state));
+    Ok(response)
+}
+
+/// One frame per event: `id` its sequence, `data` the change on one line (JSON holds no raw
+/// line break).
+fn frames(page: &[Change]) -> Bytes {
+    let mut out = String::new();
+    for change in page {
+        out.push_str("id: ");
+        out.push_str(itoa::Buffer::new().format(change.sequence));
+        out.push_str("\nevent: ");
+        out.push_str(FRAME_EVENT);
+        out.push_str("\ndata: ");
+        out.push_str(&change.to_json());
+        out.push_str("\n\n");
+    }
+    Bytes::from(out)
+}

@@ -1,0 +1,55 @@
+//! Seed 000's live channel: `GET /` with `Upgrade: websocket` opens a WebSocket that sends the
+//! hydration frames (`connected`, `roster_update`, `mission_state`), then the hero, mission and
+//! tool frames of every hook event committed after them, derived from the change stream. A
+//! plain `GET /` (no upgrade) is left for a web view: `404` until there is one.
+//!
+//! The socket is behind the same guards as every route (token, `Host`, `Origin`, rate limit)
+//! and takes one of the `--max-streams` slots for its life. What it holds is bounded: a page of
+//! changes at a time, a client message of at most the body limit.
+
+pub mod client;
+pub mod frames;
+pub mod hydrate;
+mod session;
+
+use super::AppState;
+use super::error::ApiError;
+use super::streams;
+use axum::extract::State;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::http::{HeaderMap, Uri, header};
+use axum::response::{IntoResponse, Response};
+
+/// `GET /`: the WebSocket, or (without `Upgrade`) what a web view would answer.
+pub async fn root(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    uri: Uri,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    if uri.query().is_some_and(|q| !q.is_empty()) {
+        return Err(ApiError::invalid("GET / takes no query parameters"));
+    }
+    let upgrade = match upgrade {
+        Ok(upgrade) => upgrade,
+        Err(_) if !headers.contains_key(header::UPGRADE) => {
+            return Err(ApiError::NotFound {
+                path: Some(uri.path().to_string()),
+            });
+        }
+        Err(rejection) => {
+            return Err(ApiError::invalid(format!(
+                "not a WebSocket handshake: {}",
+                rejection.body_text()
+            )));
+        }
+    };
+    let slot = streams::stream_slot(&state)?;
+    let limit = state.config.body_limit;
+    Ok(upgrade
+        .max_message_size(limit)
+        .max_frame_size(limit)
+        .on_upgrade(move |socket| session::run(socket, state, slot))
+        .into_response())
+}

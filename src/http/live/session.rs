@@ -1,0 +1,123 @@
+//! One socket's life: the hydration frames, then, until the client leaves or hooklog stops,
+//! the live frames of the change stream interleaved with answers to the client's messages.
+//! A send that does not complete within [`SEND_TIMEOUT`] (a client that stopped reading) ends
+//! the socket instead of holding its frames.
+
+use super::{client, frames, hydrate};
+use crate::event::time;
+use crate::http::AppState;
+use crate::stream::changes::follow;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::sync::OwnedSemaphorePermit;
+
+/// Seed 000's protocol version this channel speaks.
+pub const PROTOCOL_VERSION: u32 = 1;
+/// How long one frame may take to leave.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub async fn run(mut socket: WebSocket, state: AppState, slot: OwnedSemaphorePermit) {
+    let _slot = slot;
+    if let Err(why) = serve(&mut socket, &state).await {
+        tracing::debug!(%why, "live socket closed");
+    }
+}
+
+/// Why a socket ended.
+#[derive(Debug, thiserror::Error)]
+enum Ended {
+    #[error("the client went away")]
+    Gone,
+    #[error("a frame could not be sent: {0}")]
+    Send(String),
+    #[error("a read failed: {0}")]
+    Read(String),
+}
+
+async fn send(socket: &mut WebSocket, frame: &Value) -> Result<(), Ended> {
+    let message = Message::Text(frame.to_string().into());
+    match tokio::time::timeout(SEND_TIMEOUT, socket.send(message)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(Ended::Send(e.to_string())),
+        Err(_) => Err(Ended::Send("the client stopped reading".into())),
+    }
+}
+
+async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
+    let frame = CloseFrame {
+        code,
+        reason: reason.into(),
+    };
+    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Close(Some(frame)))).await;
+}
+
+/// Resolves once hooklog starts shutting down.
+async fn stopping(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|stopping| *stopping).await;
+}
+
+async fn serve(socket: &mut WebSocket, state: &AppState) -> Result<(), Ended> {
+    let snapshot = state
+        .store
+        .read(hydrate::read)
+        .await
+        .map_err(|e| Ended::Read(e.to_string()))?;
+    let connected = json!({"type": "connected", "server": "hooklog",
+        "serverVersion": env!("CARGO_PKG_VERSION"), "protocolVersion": PROTOCOL_VERSION,
+        "time": time::now(), "headSequence": snapshot.head,
+        "streamGenerationId": state.store.generation_id});
+    send(socket, &connected).await?;
+    send(
+        socket,
+        &json!({"type": "roster_update", "heroes": snapshot.heroes}),
+    )
+    .await?;
+    send(
+        socket,
+        &json!({"type": "mission_state", "missions": snapshot.missions}),
+    )
+    .await?;
+    let changes = follow(state.store.clone(), state.store.hub.clone(), snapshot.head);
+    let mut changes = std::pin::pin!(changes);
+    let mut shutdown = state.shutdown.clone();
+    loop {
+        tokio::select! {
+            () = stopping(&mut shutdown) => {
+                close(socket, close_code::AWAY, "hooklog is stopping").await;
+                return Ok(());
+            }
+            incoming = socket.recv() => {
+                let reply = match incoming {
+                    None | Some(Ok(Message::Close(_))) => return Err(Ended::Gone),
+                    Some(Err(e)) => return Err(Ended::Read(e.to_string())),
+                    Some(Ok(Message::Text(text))) => client::answer(text.as_str(), &time::now()),
+                    Some(Ok(Message::Binary(_))) => Some(client::Refusal::Binary.toast()),
+                    // The protocol's own pings are answered by the socket itself.
+                    Some(Ok(Message::Ping(_) | Message::Pong(_))) => None,
+                };
+                if let Some(reply) = reply {
+                    send(socket, &reply).await?;
+                }
+            }
+            page = changes.next() => match page {
+                Some(Ok(page)) => {
+                    for change in &page {
+                        for frame in frames::of(change) {
+                            send(socket, &frame).await?;
+                        }
+                    }
+                }
+                Some(Err(e)) => {
+                    close(socket, close_code::ERROR, "reading the changes failed").await;
+                    return Err(Ended::Read(e.to_string()));
+                }
+                None => {
+                    close(socket, close_code::AWAY, "hooklog is stopping").await;
+                    return Ok(());
+                }
+            },
+        }
+    }
+}

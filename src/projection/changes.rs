@@ -1,0 +1,130 @@
+//! The `agent_changes` projection: what each hook event changed in the heroes, missions and
+//! tool uses, as typed deltas, one row per event keyed by its sequence. It is what the change
+//! streams (`GET /changes`, the seed 000 WebSocket at `/`) deliver, so a client can follow the
+//! projections live without re-deriving them from raw events.
+//!
+//! A [`Recorder`](super::recorder::Recorder) wraps the tables the hook projection works on and
+//! turns the rows an event read and saved into deltas. Like every projection it is a pure function of the log, so a
+//! rebuild makes the same rows. Unlike the others, a row belongs to its event: pruning an event
+//! prunes its changes too (`store::retention`).
+
+use super::sql;
+use rusqlite::{Connection, Row, params};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// Which projection a delta changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Entity {
+    Hero,
+    Mission,
+    ToolUse,
+}
+
+/// Whether the row is new or changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Op {
+    Created,
+    Updated,
+}
+
+/// One row's change: its id, the rows it hangs from, and the fields that changed with their
+/// new values (every field, for a new row). Folding a stream's deltas in order gives the rows
+/// of `GET /heroes`, `/missions` and `/tool-uses`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delta {
+    pub entity: Entity,
+    pub op: Op,
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hero_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mission_id: Option<String>,
+    pub set: Map<String, Value>,
+}
+
+/// An `agent_changes` row: the event's hero, the mission it belongs to (the one it opened,
+/// closed or worked in, else its hero's mission in progress) and its deltas as a JSON array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeRow {
+    pub sequence: i64,
+    pub hero_id: String,
+    pub mission_id: Option<String>,
+    pub changes: String,
+}
+
+const INSERT: &str =
+    "INSERT INTO agent_changes (sequence, hero_id, mission_id, changes) VALUES (?1, ?2, ?3, ?4)";
+
+pub fn save(conn: &Connection, row: &ChangeRow) -> rusqlite::Result<()> {
+    sql::prepare(conn, INSERT)?.execute(params![
+        row.sequence,
+        row.hero_id,
+        row.mission_id,
+        row.changes
+    ])?;
+    Ok(())
+}
+
+/// A row of `agent_changes` with its event's id, type and time, as the change streams send it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    pub sequence: i64,
+    pub event_id: String,
+    #[serde(rename = "type")]
+    pub event_type: String,
+    pub event_time: String,
+    pub session_id: String,
+    pub hero_id: String,
+    pub mission_id: Option<String>,
+    /// The deltas, as stored.
+    pub changes: Box<RawValue>,
+}
+
+impl Change {
+    pub fn deltas(&self) -> Vec<Delta> {
+        serde_json::from_str(self.changes.get()).unwrap_or_default()
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a change serializes")
+    }
+}
+
+fn change(r: &Row<'_>) -> rusqlite::Result<Change> {
+    let changes: String = r.get(7)?;
+    Ok(Change {
+        sequence: r.get(0)?,
+        event_id: r.get(1)?,
+        event_type: r.get(2)?,
+        event_time: r.get(3)?,
+        session_id: r.get(4)?,
+        hero_id: r.get(5)?,
+        mission_id: r.get(6)?,
+        changes: RawValue::from_string(changes)
+            .unwrap_or_else(|_| RawValue::from_string("[]".into()).expect("valid JSON")),
+    })
+}
+
+/// Up to `limit` changes of the events after sequence `after` up to `through`, in order.
+pub fn page(
+    conn: &Connection,
+    after: i64,
+    through: i64,
+    limit: u32,
+) -> rusqlite::Result<Vec<Change>> {
+    sql::prepare(
+        conn,
+        "SELECT c.sequence, e.event_id, e.type, e.event_time, e.session_id, c.hero_id,
+                c.mission_id, c.changes
+         FROM agent_changes c JOIN events e ON e.sequence = c.sequence
+         WHERE c.sequence > ?1 AND c.sequence <= ?2 ORDER BY c.sequence LIMIT ?3",
+    )?
+    .query_map(params![after, through, limit], change)?
+    .collect()
+}
