@@ -9,7 +9,7 @@
 //! one. Each read is at most [`PAGE`] changes, so a slow client holds at most that many.
 
 use super::Hub;
-use super::hub::Published;
+use super::hub::{Published, Subscription};
 use crate::ingest::hook;
 use crate::projection::changes::{self, Change};
 use crate::store::{Store, StoreError};
@@ -96,7 +96,7 @@ enum Then {
 /// the agent projections).
 fn gather(
     first: Result<Arc<Published>, RecvError>,
-    live: &mut tokio::sync::broadcast::Receiver<Arc<Published>>,
+    live: &mut Subscription,
     last: i64,
 ) -> (i64, bool, Then) {
     let (mut top, mut hooked) = (last, false);
