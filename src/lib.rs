@@ -61,6 +61,7 @@ impl App {
                 stream_slots,
                 history_bytes,
                 connections: Default::default(),
+                metrics: Default::default(),
             }),
             shutdown,
         })

@@ -126,6 +126,24 @@ pub fn is_known(event_type: &str) -> bool {
     GROUPS.iter().any(|group| group.contains(&event_type))
 }
 
+/// The catalogue group a type belongs to (`hook`, `compatibility`, `normalized`,
+/// `coordination`, `factory`), or `unknown`: a label of bounded cardinality for metrics,
+/// where the type itself is whatever a client sent.
+pub fn family(event_type: &str) -> &'static str {
+    const NAMES: [&str; 5] = [
+        "hook",
+        "compatibility",
+        "normalized",
+        "coordination",
+        "factory",
+    ];
+    GROUPS
+        .iter()
+        .zip(NAMES)
+        .find(|(group, _)| group.contains(&event_type))
+        .map_or("unknown", |(_, name)| name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +167,10 @@ mod tests {
         for t in ["pretooluse", "", "made_up_type"] {
             assert!(!is_known(t), "{t}");
         }
+        assert_eq!(family("PreToolUse"), "hook");
+        assert_eq!(family("stuck"), "normalized");
+        assert_eq!(family("claim_granted"), "coordination");
+        assert_eq!(family("ARTIFACT_CREATED"), "factory");
+        assert_eq!(family("made_up_type"), "unknown");
     }
 }

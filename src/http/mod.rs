@@ -19,6 +19,7 @@ pub mod heroes;
 pub mod hooks;
 pub mod host;
 pub mod live;
+pub mod metrics;
 pub mod missions;
 pub mod origin;
 pub mod owners;
@@ -64,6 +65,8 @@ pub struct Shared {
     pub history_bytes: Arc<Semaphore>,
     /// What happened to connections (`/stats`).
     pub connections: Arc<server::Counters>,
+    /// What the HTTP layer counts for `GET /metrics`.
+    pub metrics: metrics::HttpMetrics,
 }
 
 impl AppState {
@@ -110,6 +113,7 @@ pub fn routes() -> Vec<Route> {
         at(M::GET, "/", live::root),
         at(M::GET, "/health", health::health),
         at(M::GET, "/stats", health::stats),
+        at(M::GET, "/metrics", metrics::metrics),
         at(M::GET, "/events", events::list),
         at(M::POST, "/events", events::ingest),
         at(M::GET, "/events/{id}", events::one),
@@ -222,6 +226,11 @@ pub fn router(state: AppState, bound: SocketAddr) -> Router {
             .layer(guard::Checks::new(outer))
     };
     router
+        // Outside every guard, so their refusals are counted too.
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::count_refusals,
+        ))
         .layer(
             // Spans carry the method and the route's template only (`/sessions/{id}/events`):
             // paths hold ids and whatever a client typed, query strings may hold tokens,

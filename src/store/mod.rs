@@ -1,6 +1,7 @@
 //! The SQLite store: opening the file (pragmas, migrations), the single writer thread, and the
 //! read-only connection pool that queries run on, off the async runtime.
 
+pub mod metrics;
 pub mod migrate;
 pub mod open;
 pub mod read;

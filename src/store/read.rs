@@ -64,3 +64,13 @@ pub fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
     conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
         .optional()
 }
+
+/// Unacknowledged alerts, counted by kind (`GET /metrics`). Kinds are the projections' own
+/// names, never a client's string, so the list stays short.
+pub fn open_alerts_by_kind(conn: &Connection) -> rusqlite::Result<Vec<(String, i64)>> {
+    conn.prepare_cached(
+        "SELECT kind, COUNT(*) FROM alerts WHERE acknowledged_at IS NULL GROUP BY kind ORDER BY kind",
+    )?
+    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+    .collect()
+}

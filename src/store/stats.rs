@@ -1,6 +1,7 @@
 //! Counters the writer keeps about its commits, so group commit can be seen working: how many
 //! transactions, how many events, and how many events each transaction carried.
 
+use super::metrics::WriterMetrics;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -16,6 +17,8 @@ pub struct WriterStats {
     commit_micros: AtomicU64,
     reruns: AtomicU64,
     by_size: [AtomicU64; BUCKETS],
+    /// The same commits, and what they appended, as Prometheus metrics (`GET /metrics`).
+    pub metrics: WriterMetrics,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
@@ -54,6 +57,7 @@ impl WriterStats {
         if events > 0 {
             self.by_size[bucket(events)].fetch_add(1, Ordering::Relaxed);
         }
+        self.metrics.record_commit(events, apply + commit);
     }
 
     /// Records a batch run again row by row (see [`StatsSnapshot::reruns`]).

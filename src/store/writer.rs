@@ -256,6 +256,11 @@ impl Writer {
     pub fn stats(&self) -> &WriterStats {
         &self.stats
     }
+
+    /// Requests waiting for the writer to take them.
+    pub fn queued(&self) -> usize {
+        self.queue.max_capacity() - self.queue.capacity()
+    }
 }
 
 struct WriterThread {
@@ -619,6 +624,12 @@ impl WriterThread {
         self.healthy.store(true, Ordering::Release);
         self.stats
             .record_commit(committed.len(), applied - started, applied.elapsed());
+        self.stats.metrics.record_appended(&committed);
+        for outcome in &outcomes {
+            if let Outcome::Append(answer) = outcome {
+                self.stats.metrics.record_answer(answer);
+            }
+        }
         self.hub.publish(committed);
         for records in std::mem::take(&mut self.responses_committed) {
             self.response_hub.publish(records);

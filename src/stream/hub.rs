@@ -10,6 +10,7 @@
 //! budget. A subscriber whose next group has already been let go of is behind, exactly as if
 //! the broadcast had overwritten it, and catches up from the database.
 
+use super::metrics::StreamMetrics;
 use super::scope::Scope;
 use crate::event::StoredEvent;
 use axum::body::Bytes;
@@ -106,6 +107,8 @@ impl Published {
 pub struct Hub {
     sender: broadcast::Sender<Weak<Published>>,
     kept: Arc<Mutex<Kept>>,
+    /// What the streams following this hub did (`GET /metrics`).
+    pub metrics: StreamMetrics,
 }
 
 /// The newest published groups, kept alive while their payloads fit the byte budget (always
@@ -132,6 +135,7 @@ impl Hub {
         Hub {
             sender,
             kept: Arc::new(Mutex::new(kept)),
+            metrics: StreamMetrics::default(),
         }
     }
 

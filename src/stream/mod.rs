@@ -5,6 +5,7 @@ pub mod changes;
 pub mod cursor;
 pub mod frame;
 mod hub;
+pub mod metrics;
 pub mod scope;
 pub mod sse;
 pub mod ticks;

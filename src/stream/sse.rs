@@ -126,6 +126,7 @@ pub fn follow(
                 if let Some(newest) = batch.last() {
                     last = newest.position;
                 }
+                hub.metrics.catchup_rows.inc_by(batch.len() as u64);
                 // The next read starts before this page is rendered and sent.
                 let ahead = if full { history.try_acquire() } else { None };
                 let following = ahead.map(|permit| read_page(last, permit));
@@ -150,6 +151,7 @@ pub fn follow(
                 match then {
                     Then::Listen => {}
                     Then::CatchUp => {
+                        hub.metrics.fell_behind.inc();
                         live = hub.subscribe();
                         break;
                     }

@@ -75,6 +75,7 @@ pub fn follow_ticks(
                     live: false,
                 });
             }
+            hub.metrics.catchup_rows.inc_by(batch.len() as u64);
             yield vec![frames(&batch, kind.frame_event)];
             // Polled again: the client's connection has taken the page.
             drop(permit);

@@ -1,0 +1,162 @@
+//! `GET /metrics`: hooklog in the Prometheus text format (docs/metrics.md lists each metric).
+//!
+//! Two kinds of value: counters and histograms kept as things happen (the writer's, the
+//! streams', the refusals counted by [`count_refusals`]), and values read at scrape time from
+//! what hooklog already tracks (the writer's queue, the WAL file, the stream slots, the alerts
+//! table, retention, connections). Each scrape gathers both into a fresh registry.
+
+use super::AppState;
+use super::error::ApiError;
+use crate::store::read;
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use prometheus::core::Collector;
+use prometheus::{Encoder, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
+use std::sync::atomic::Ordering;
+
+/// What the HTTP layer counts itself.
+#[derive(Clone)]
+pub struct HttpMetrics {
+    /// Answers with a 4xx or 5xx status, by status: a short list, as hooklog's own answers
+    /// use a handful of codes.
+    refusals: IntCounterVec,
+}
+
+impl Default for HttpMetrics {
+    fn default() -> Self {
+        let opts = Opts::new(
+            "hooklog_http_refusals_total",
+            "Requests answered with a 4xx or 5xx status, by status.",
+        );
+        HttpMetrics {
+            refusals: IntCounterVec::new(opts, &["status"]).expect("a valid counter"),
+        }
+    }
+}
+
+/// Middleware, outside every guard: counts each refusal by its status.
+pub async fn count_refusals(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    if status.is_client_error() || status.is_server_error() {
+        state
+            .metrics
+            .refusals
+            .with_label_values(&[status.as_str()])
+            .inc();
+    }
+    response
+}
+
+/// `GET /metrics`.
+pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let alerts = state.store.read(read::open_alerts_by_kind).await?;
+    let registry = Registry::new();
+    let writer = state.store.writer.stats();
+    let collectors = [
+        writer.metrics.collectors(),
+        state.store.hub.metrics.collectors(),
+        vec![Box::new(state.metrics.refusals.clone()) as Box<dyn Collector>],
+        read_now(&state, alerts),
+    ];
+    for collector in collectors.into_iter().flatten() {
+        registry
+            .register(collector)
+            .map_err(|e| ApiError::Internal(format!("registering a metric: {e}")))?;
+    }
+    let mut body = Vec::new();
+    prometheus::TextEncoder::new()
+        .encode(&registry.gather(), &mut body)
+        .map_err(|e| ApiError::Internal(format!("encoding metrics: {e}")))?;
+    let content_type = [(header::CONTENT_TYPE, prometheus::TEXT_FORMAT)];
+    Ok((content_type, body).into_response())
+}
+
+/// The values read at scrape time.
+fn read_now(state: &AppState, alerts: Vec<(String, i64)>) -> Vec<Box<dyn Collector>> {
+    let writer = &state.store.writer;
+    let connections = &state.connections;
+    let max_streams = state.config.security.max_streams;
+    let open_streams = max_streams.saturating_sub(state.stream_slots.available_permits());
+    let wal = format!("{}-wal", state.config.db_path.display());
+    let wal_bytes = std::fs::metadata(wal).map_or(0, |m| m.len());
+    let alerts_open = IntGaugeVec::new(
+        Opts::new("hooklog_alerts_open", "Alerts not acknowledged, by kind."),
+        &["kind"],
+    )
+    .expect("a valid gauge");
+    for (kind, count) in alerts {
+        alerts_open.with_label_values(&[&kind]).set(count);
+    }
+    vec![
+        gauge(
+            "hooklog_head_sequence",
+            "The last committed sequence.",
+            writer.head(),
+        ),
+        gauge(
+            "hooklog_writer_queue_depth",
+            "Requests queued for the writer, not yet taken into a batch.",
+            writer.queued() as i64,
+        ),
+        gauge(
+            "hooklog_wal_bytes",
+            "Size of the database's write-ahead log file.",
+            wal_bytes as i64,
+        ),
+        gauge(
+            "hooklog_streams_open",
+            "Event streams open now (at most --max-streams).",
+            open_streams as i64,
+        ),
+        counter(
+            "hooklog_streams_dropped_stalled_total",
+            "Connections (event streams, mostly) closed because their client stopped reading.",
+            connections.stalled.load(Ordering::Relaxed),
+        ),
+        gauge(
+            "hooklog_connections_open",
+            "Connections open now.",
+            connections.open.load(Ordering::Relaxed) as i64,
+        ),
+        counter(
+            "hooklog_connections_accepted_total",
+            "Connections accepted.",
+            connections.accepted.load(Ordering::Relaxed),
+        ),
+        counter(
+            "hooklog_connections_refused_total",
+            "Connections refused with a 503 because --max-connections were open.",
+            connections.refused.load(Ordering::Relaxed),
+        ),
+        counter(
+            "hooklog_retention_pruned_total",
+            "Events pruned by retention since the server started.",
+            writer.pruning().pruned,
+        ),
+        gauge(
+            "hooklog_retention_failing",
+            "1 while the last retention prune step failed, else 0.",
+            i64::from(writer.pruning().state == "failing"),
+        ),
+        Box::new(alerts_open),
+    ]
+}
+
+fn gauge(name: &str, help: &str, value: i64) -> Box<dyn Collector> {
+    let gauge = IntGauge::new(name, help).expect("a valid gauge");
+    gauge.set(value);
+    Box::new(gauge)
+}
+
+fn counter(name: &str, help: &str, value: u64) -> Box<dyn Collector> {
+    let counter = IntCounter::new(name, help).expect("a valid counter");
+    counter.inc_by(value);
+    Box::new(counter)
+}
