@@ -5,6 +5,7 @@ use super::decide;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
 use crate::coordination::Command;
+use crate::http::openapi::schemas;
 use crate::projection::alerts::{self, Alert};
 use axum::Json;
 use axum::body::Bytes;
@@ -13,22 +14,36 @@ use axum::extract::rejection::BytesRejection;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct AlertQuery {
     kind: Option<String>,
     #[serde(default)]
     unacknowledged: bool,
     #[serde(default)]
+    #[param(minimum = 0)]
     after_id: i64,
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct AlertList {
+    #[schema(value_type = Vec<schemas::Row>)]
     alerts: Vec<Alert>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/alerts",
+    tag = "alerts",
+    params(AlertQuery),
+    responses(
+        (status = 200, description = "Oldest first.", body = AlertList),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 pub async fn list(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<AlertQuery>,
@@ -52,12 +67,30 @@ pub async fn list(
     Ok(Json(AlertList { alerts }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AckBody {
+    #[schema(
+        nullable,
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
+    )]
     by: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/alerts/{id}/ack",
+    tag = "alerts",
+    params(("id" = i64, Path, description = "The alert id.")),
+    request_body(content = AckBody),
+    responses(
+        (status = 200, description = "The acknowledged alert.", body = schemas::Row),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody),
+        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+    )
+)]
 /// `POST /alerts/{id}/ack`: acknowledges an alert (an `alert_acknowledged` event); again is a
 /// no-op that answers the alert as it is.
 pub async fn acknowledge(

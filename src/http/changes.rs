@@ -8,6 +8,7 @@ use super::error::ApiError;
 use super::events::page_limit_or;
 use super::extract::ApiQuery;
 use super::streams::{self, StreamQuery, Style};
+use crate::http::openapi::schemas;
 use crate::projection::changes::{self, Change};
 use crate::store::StoreError;
 use crate::stream::changes::follow;
@@ -24,12 +25,17 @@ use serde::{Deserialize, Serialize};
 /// The SSE `event:` name of every change frame.
 pub const FRAME_EVENT: &str = "changes";
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ChangesQuery {
+    #[param(ignore)] // For the stream only: described in the operation.
     after_event_id: Option<String>,
+    #[param(minimum = 0)]
     after_sequence: Option<i64>,
+    #[param(ignore)]
     from: Option<String>,
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
 
@@ -41,6 +47,16 @@ pub struct ChangePage {
     next_after_sequence: i64,
 }
 
+#[utoipa::path(
+    get,
+    path = "/changes",
+    tag = "events",
+    params(ChangesQuery),
+    responses(
+        (status = 200, description = "A page of changes, or with `Accept: text/event-stream` a stream of them.", content((Object = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /changes`.
 pub async fn changes(
     State(state): State<AppState>,

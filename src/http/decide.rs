@@ -11,7 +11,8 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 /// Identifiers in commands (platforms, accounts, chats, sessions) are at most this long.
@@ -78,6 +79,36 @@ pub fn position(field: &str, value: Option<Value>) -> Result<Option<String>, Api
             json!({ "field": field }),
         ))),
     }
+}
+
+/// A whole number, also when written with a zero fraction (`625.0`, `1e3`): JSON Schema counts
+/// those as integers, and producers that only have doubles write them so.
+pub fn whole<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i64>,
+{
+    let number = serde_json::Number::deserialize(deserializer)?;
+    let exact = number.as_i64().or_else(|| {
+        let float = number
+            .as_f64()
+            .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15);
+        float.map(|f| f as i64)
+    });
+    exact
+        .and_then(|n| T::try_from(n).ok())
+        .ok_or_else(|| D::Error::custom(format!("{number} is not a whole number in range")))
+}
+
+/// [`whole`], for a field that may be absent or null (use with `#[serde(default)]`).
+pub fn optional_whole<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: TryFrom<i64>,
+{
+    #[derive(Deserialize)]
+    struct Whole<T: TryFrom<i64>>(#[serde(deserialize_with = "whole")] T);
+    Ok(Option::<Whole<T>>::deserialize(deserializer)?.map(|Whole(n)| n))
 }
 
 /// Runs a command through the writer and answers with its verdict.

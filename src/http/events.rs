@@ -4,6 +4,7 @@ use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
 use super::streams::{self, StreamQuery};
+use crate::http::openapi::schemas;
 use crate::ingest::{body::is_ndjson, canonical};
 use crate::store::{Appended, read};
 use crate::stream::scope::{Budget, Filter, PAGE_BYTES, Scope};
@@ -40,6 +41,17 @@ pub struct IngestResponse {
     events: Vec<Appended>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/events",
+    tag = "events",
+    request_body(content((schemas::EventsBody = "application/json"), (String = "application/x-ndjson")), description = "One event, a JSON array (stored together or not at all), or NDJSON lines."),
+    responses(
+        (status = 200, description = "Stored (or already stored: `duplicate: true`), after the commit.", body = schemas::Positions),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody),
+        (status = 409, description = "An event id already stored with other content; nothing from the request was stored.", body = schemas::ErrorBody)
+    )
+)]
 /// `POST /events`: one event, a JSON array, or NDJSON. All stored, or none.
 pub async fn ingest(
     State(state): State<AppState>,
@@ -57,22 +69,28 @@ pub async fn ingest(
     Ok(Json(IngestResponse { events: appended }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct EventsQuery {
+    #[param(minimum = 0)]
     after_sequence: Option<i64>,
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
     session: Option<String>,
     #[serde(rename = "type")]
     event_type: Option<String>,
     source: Option<String>,
+    #[param(ignore)] // For the stream only: described in the operation.
     after_event_id: Option<String>,
+    #[param(ignore)]
     from: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Page {
+    #[schema(value_type = Vec<schemas::Envelope>)]
     events: Vec<Box<RawValue>>,
     head_sequence: i64,
     /// The oldest sequence still retained: a cursor below `firstAvailableSequence - 1` means
@@ -82,6 +100,16 @@ pub struct Page {
     next_after_sequence: i64,
 }
 
+#[utoipa::path(
+    get,
+    path = "/events",
+    tag = "events",
+    params(EventsQuery),
+    responses(
+        (status = 200, description = "A page of envelopes, or with `Accept: text/event-stream` the global stream (history after the cursor, then live).", content((Page = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /events`: with `Accept: text/event-stream`, the global stream (history from a cursor,
 /// then live); otherwise a JSON page of canonical envelopes. Both take `session`, `type`,
 /// `source` filters.
@@ -139,6 +167,16 @@ pub async fn list(
     .into_response())
 }
 
+#[utoipa::path(
+    get,
+    path = "/events/{id}",
+    tag = "events",
+    params(("id" = String, Path, description = "The event id.")),
+    responses(
+        (status = 200, description = "The event.", body = schemas::Envelope),
+        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /events/{id}`: one envelope, or 404.
 pub async fn one(
     State(state): State<AppState>,

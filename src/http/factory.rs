@@ -11,6 +11,7 @@ use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
 use super::handshake::{StreamIdentity, identity, probe_failed, wants_probe};
 use super::streams::{self, Order, StreamQuery, Style};
+use crate::http::openapi::schemas;
 use crate::ingest::{self, body::is_ndjson, factory};
 use crate::projection::factory as projection;
 use crate::store::Appended;
@@ -30,11 +31,25 @@ fn session_id(id: String) -> Result<String, ApiError> {
     Ok(id)
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = FactoryIngested)]
 pub struct Ingested {
+    #[schema(value_type = Vec<schemas::Position>)]
     events: Vec<Appended>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/factory-sessions/{id}/events",
+    tag = "factory",
+    params(("id" = String, Path, description = "The factory session id.")),
+    request_body(content((schemas::FactoryEventsBody = "application/json"), (String = "application/x-ndjson"))),
+    responses(
+        (status = 200, description = "Stored, after the commit.", body = Ingested),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody),
+        (status = 409, description = "An event id already stored with other content; nothing from the request was stored.", body = schemas::ErrorBody)
+    )
+)]
 /// `POST /factory-sessions/{session_id}/events`: envelopes, all stored or none.
 pub async fn ingest(
     State(state): State<AppState>,
@@ -52,6 +67,16 @@ pub async fn ingest(
     Ok(Json(Ingested { events }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/factory-sessions/{id}/events",
+    tag = "factory",
+    params(("id" = String, Path, description = "The factory session id."), StreamQuery),
+    responses(
+        (status = 200, description = "`event: FactoryEvent` frames, history in tick order then live; with `Accept: application/json` the reconnect probe.", content((Object = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /factory-sessions/{session_id}/events`: the stream, or the reconnect probe.
 pub async fn stream(
     State(state): State<AppState>,
@@ -102,6 +127,16 @@ pub struct FactorySession {
     stream_identity: Option<StreamIdentity>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/factory-sessions/{id}",
+    tag = "factory",
+    params(("id" = String, Path, description = "The factory session id.")),
+    responses(
+        (status = 200, description = "The factory session, with its stream identity.", body = schemas::Row),
+        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /factory-sessions/{session_id}`: lifecycle, counts and the stream identity (also as
 /// headers), or 404.
 pub async fn one(
@@ -157,17 +192,30 @@ async fn read_session(state: &AppState, id: String) -> Result<FactorySession, Ap
         .ok_or(ApiError::NotFound { path: None })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct WorkList {
+    #[schema(value_type = Vec<schemas::Row>)]
     work: Vec<projection::Work>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/factory-sessions/{id}/work",
+    tag = "factory",
+    params(("id" = String, Path, description = "The factory session id."), ListQuery),
+    responses(
+        (status = 200, description = "Its work items, in the order they entered.", body = WorkList),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /factory-sessions/{session_id}/work`: its work items, in the order they entered.
 pub async fn work(
     State(state): State<AppState>,
@@ -182,11 +230,22 @@ pub async fn work(
     Ok(Json(WorkList { work }))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct DispatchList {
+    #[schema(value_type = Vec<schemas::Row>)]
     dispatches: Vec<projection::Dispatch>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/factory-sessions/{id}/dispatches",
+    tag = "factory",
+    params(("id" = String, Path, description = "The factory session id."), ListQuery),
+    responses(
+        (status = 200, description = "Its dispatches.", body = DispatchList),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /factory-sessions/{session_id}/dispatches`: its dispatches, in the order requested.
 pub async fn dispatches(
     State(state): State<AppState>,

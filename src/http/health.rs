@@ -9,7 +9,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Health {
     ok: bool,
@@ -30,6 +30,16 @@ pub struct Health {
     retention_error: Option<String>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "meta",
+    security(()),
+    responses(
+        (status = 200, description = "The writer can store events.", body = Health),
+        (status = 503, description = "The writer cannot store events (same body, `ok: false`).", body = Health)
+    )
+)]
 /// `200` while the writer can store events, `503` (same body, `ok: false`) when it cannot.
 pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     let writer = state.store.writer_state();
@@ -70,6 +80,14 @@ pub struct Stats {
     connections: crate::http::server::CountersSnapshot,
 }
 
+#[utoipa::path(
+    get,
+    path = "/stats",
+    tag = "meta",
+    responses(
+        (status = 200, description = "Head, generation, writer counters, retention, connections.", body = Object)
+    )
+)]
 pub async fn stats(State(state): State<AppState>) -> Json<Stats> {
     Json(Stats {
         head_sequence: state.store.writer.head(),

@@ -5,6 +5,7 @@ use super::error::ApiError;
 use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
 use super::sessions::{DEFAULT_ROWS, check_state};
+use crate::http::openapi::schemas;
 use crate::projection::heroes::{self, Hero};
 use axum::Json;
 use axum::extract::State;
@@ -12,18 +13,32 @@ use serde::{Deserialize, Serialize};
 
 pub const HERO_STATES: &[&str] = &["idle", "active", "awaiting_input", "ended"];
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct HeroesQuery {
+    #[param(schema_with = hero_states)]
     state: Option<String>,
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct HeroList {
+    #[schema(value_type = Vec<schemas::Row>)]
     heroes: Vec<Hero>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/heroes",
+    tag = "projections",
+    params(HeroesQuery),
+    responses(
+        (status = 200, description = "Most recently active first.", body = HeroList),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /heroes`: most recently active first.
 pub async fn list(
     State(state): State<AppState>,
@@ -38,6 +53,16 @@ pub async fn list(
     Ok(Json(HeroList { heroes }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/heroes/{id}",
+    tag = "projections",
+    params(("id" = String, Path, description = "The hero id.")),
+    responses(
+        (status = 200, description = "The hero.", body = schemas::Row),
+        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /heroes/{id}`: a hero, or `404 {error:"not_found"}`.
 pub async fn one(
     State(state): State<AppState>,
@@ -49,4 +74,8 @@ pub async fn one(
         .await?
         .map(Json)
         .ok_or(ApiError::NotFound { path: None })
+}
+
+fn hero_states() -> utoipa::openapi::schema::Object {
+    schemas::one_of(HERO_STATES)
 }

@@ -3,6 +3,7 @@
 
 use super::AppState;
 use super::error::ApiError;
+use crate::http::openapi::schemas;
 use crate::ingest::normalized::{self, NormalizedError};
 use crate::ingest::{self, InvalidRequest, hook};
 use crate::projection::heroes;
@@ -11,7 +12,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -62,8 +63,9 @@ pub fn refusal(path: &str, error: ApiError) -> Response {
 /// The route of seed 000's tolerant hook ingest.
 pub const EVENT_PATH: &str = "/event";
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct EventQuery {
     /// The cli to record when the body names none (`/event?cli=codex-cli` in a hook's URL).
     cli: Option<String>,
@@ -73,7 +75,7 @@ pub struct EventQuery {
 }
 
 /// The answer to a stored `/event`.
-#[derive(Deserialize, Default, Clone, Copy, PartialEq)]
+#[derive(Deserialize, Default, Clone, Copy, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Reply {
     /// Seed 000's JSON body.
@@ -86,7 +88,7 @@ pub enum Reply {
     Empty,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Accepted {
     accepted: bool,
@@ -100,6 +102,18 @@ pub struct Accepted {
     duplicate: bool,
 }
 
+#[utoipa::path(
+    post,
+    path = "/event",
+    tag = "hooks",
+    params(EventQuery),
+    request_body(content = schemas::HookBody, description = "One hook input, as the agent sends it."),
+    responses(
+        (status = 200, description = "Stored: seed 000's answer; with `?reply=empty`, an empty text/plain body and the X-Hooklog-Event-Id and X-Hooklog-Sequence headers.", content((Accepted = "application/json"), (String = "text/plain"))),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody),
+        (status = 409, description = "The X-Hooklog-Event-Id names an event stored with other content.", body = schemas::ErrorBody)
+    )
+)]
 /// `POST /event`: one hook body, stored as one canonical event (source `hook`).
 pub async fn event(
     State(state): State<AppState>,
@@ -126,7 +140,9 @@ pub async fn event(
     }
     let appended = append_one(&state, parsed.event).await?;
     if query.reply == Reply::Empty {
-        return Ok(stored_headers(StatusCode::OK.into_response(), &appended));
+        // Empty, but typed: a client (or a checker) must not have to guess what no body is.
+        let empty = [(header::CONTENT_TYPE, "text/plain; charset=utf-8")];
+        return Ok(stored_headers((empty, "").into_response(), &appended));
     }
     Ok(Json(Accepted {
         accepted: true,
@@ -149,6 +165,16 @@ fn stored_headers(mut response: Response, appended: &Appended) -> Response {
     response
 }
 
+#[utoipa::path(
+    post,
+    path = "/event/normalized",
+    tag = "hooks",
+    request_body(content = schemas::NormalizedBody),
+    responses(
+        (status = 200, description = "Stored; the event id and sequence are in the X-Hooklog-Event-Id and X-Hooklog-Sequence headers.", body = schemas::Ok),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `POST /event/normalized`: one of seed 001's events, answered `{"ok":true}`, or with the
 /// seed's error bodies (`{"error":"..."}`) whatever went wrong. Which event was stored is in
 /// the response headers.

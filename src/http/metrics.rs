@@ -54,6 +54,14 @@ pub async fn count_refusals(
     response
 }
 
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "meta",
+    responses(
+        (status = 200, description = "Prometheus text format (docs/metrics.md).", content_type = "text/plain; version=0.0.4", body = String)
+    )
+)]
 /// `GET /metrics`.
 pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError> {
     let alerts = state.store.read(read::open_alerts_by_kind).await?;

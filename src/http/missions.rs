@@ -5,6 +5,7 @@ use super::error::ApiError;
 use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
 use super::sessions::{DEFAULT_ROWS, check_state};
+use crate::http::openapi::schemas;
 use crate::projection::missions::{self, Mission, MissionFilter};
 use crate::projection::tool_uses::{self, ToolUse, ToolUseFilter};
 use axum::Json;
@@ -25,21 +26,35 @@ pub const TOOL_USE_STATES: &[&str] = &[
 /// The most tool uses and child missions `/missions/{id}` embeds.
 const EMBEDDED_ROWS: u32 = 1000;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 pub struct MissionsQuery {
+    #[param(schema_with = mission_states)]
     state: Option<String>,
     hero_id: Option<String>,
     session_id: Option<String>,
     parent_mission_id: Option<String>,
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct MissionList {
+    #[schema(value_type = Vec<schemas::Row>)]
     missions: Vec<Mission>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/missions",
+    tag = "projections",
+    params(MissionsQuery),
+    responses(
+        (status = 200, description = "Missions.", body = MissionList),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /missions`: most recently opened first; `limit` 50 by default, 1 to 1,000.
 pub async fn list(
     State(state): State<AppState>,
@@ -69,6 +84,16 @@ pub struct MissionDetail {
     child_missions: Vec<Mission>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/missions/{id}",
+    tag = "projections",
+    params(("id" = String, Path, description = "The mission id.")),
+    responses(
+        (status = 200, description = "The mission with its tool uses and child missions.", body = schemas::Row),
+        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /missions/{id}`: the mission, its tool uses in order, and its child missions.
 pub async fn one(
     State(state): State<AppState>,
@@ -98,21 +123,35 @@ pub async fn one(
     detail.map(Json).ok_or(ApiError::NotFound { path: None })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
 pub struct ToolUsesQuery {
     mission_id: Option<String>,
     session_id: Option<String>,
+    #[param(schema_with = tool_use_states)]
     status: Option<String>,
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolUseList {
+    #[schema(value_type = Vec<schemas::Row>)]
     tool_uses: Vec<ToolUse>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/tool-uses",
+    tag = "projections",
+    params(ToolUsesQuery),
+    responses(
+        (status = 200, description = "Tool calls and permission requests.", body = ToolUseList),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /tool-uses?missionId=&sessionId=&status=`: in the order they started.
 pub async fn list_tool_uses(
     State(state): State<AppState>,
@@ -130,4 +169,12 @@ pub async fn list_tool_uses(
         .read(move |conn| tool_uses::list(conn, &filter, limit))
         .await?;
     Ok(Json(ToolUseList { tool_uses }))
+}
+
+fn mission_states() -> utoipa::openapi::schema::Object {
+    schemas::one_of(MISSION_STATES)
+}
+
+fn tool_use_states() -> utoipa::openapi::schema::Object {
+    schemas::one_of(TOOL_USE_STATES)
 }

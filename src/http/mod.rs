@@ -21,6 +21,7 @@ pub mod host;
 pub mod live;
 pub mod metrics;
 pub mod missions;
+pub mod openapi;
 pub mod origin;
 pub mod owners;
 pub mod rate;
@@ -114,6 +115,7 @@ pub fn routes() -> Vec<Route> {
         at(M::GET, "/health", health::health),
         at(M::GET, "/stats", health::stats),
         at(M::GET, "/metrics", metrics::metrics),
+        at(M::GET, "/openapi.json", openapi::openapi),
         at(M::GET, "/events", events::list),
         at(M::POST, "/events", events::ingest),
         at(M::GET, "/events/{id}", events::one),

@@ -6,6 +6,7 @@ use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
 use crate::coordination::Command;
 use crate::coordination::owners::{Acquire, Heartbeat, Release};
+use crate::http::openapi::schemas;
 use crate::ingest::InvalidRequest;
 use crate::projection::owners::{self, Owner};
 use axum::Json;
@@ -25,17 +26,48 @@ pub fn token_hash(token: &str) -> String {
         .collect()
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct AcquireBody {
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
+    )]
     platform: String,
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
+    )]
     account: String,
+    #[schema(minimum = 1)]
+    #[serde(deserialize_with = "decide::whole")]
     pid: i64,
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
+    )]
     hostname: String,
+    #[serde(default, deserialize_with = "decide::optional_whole")]
+    #[schema(minimum = 0, maximum = 65535)]
     relay_port: Option<u16>,
+    #[schema(nullable, min_length = 1)]
     relay_token: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/owners/acquire",
+    tag = "coordination",
+    request_body(content = AcquireBody),
+    responses(
+        (status = 200, description = "The owner row: this watcher owns the account.", body = schemas::Row),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody),
+        (status = 409, description = "Refused by the current state: a reason code in `error`.", body = schemas::ErrorBody)
+    )
+)]
 /// `POST /owners/acquire`.
 pub async fn acquire(
     State(state): State<AppState>,
@@ -60,11 +92,15 @@ pub async fn acquire(
     decide::run(&state, command).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeartbeatBody {
+    #[serde(deserialize_with = "decide::whole")]
     generation: i64,
+    #[serde(default, deserialize_with = "decide::optional_whole")]
+    #[schema(minimum = 0, maximum = 4_294_967_295_u64)]
     attached: Option<u32>,
+    #[schema(schema_with = schemas::positions)]
     positions: Option<Value>,
 }
 
@@ -93,6 +129,18 @@ fn positions(value: Option<Value>) -> Result<Option<Value>, ApiError> {
     Ok(Some(Value::Object(checked)))
 }
 
+#[utoipa::path(
+    post,
+    path = "/owners/{platform}/{account}/heartbeat",
+    tag = "coordination",
+    params(("platform" = String, Path, description = "The platform (`x`, `slack`, ...)."), ("account" = String, Path, description = "The account on it.")),
+    request_body(content = HeartbeatBody),
+    responses(
+        (status = 200, description = "The owner row.", body = schemas::Row),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody),
+        (status = 409, description = "Refused by the current state: a reason code in `error`.", body = schemas::ErrorBody)
+    )
+)]
 /// `POST /owners/{platform}/{account}/heartbeat`.
 pub async fn heartbeat(
     State(state): State<AppState>,
@@ -110,12 +158,26 @@ pub async fn heartbeat(
     decide::run(&state, command).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = OwnerReleaseBody)]
 pub struct ReleaseBody {
+    #[serde(deserialize_with = "decide::whole")]
     generation: i64,
 }
 
+#[utoipa::path(
+    post,
+    path = "/owners/{platform}/{account}/release",
+    tag = "coordination",
+    params(("platform" = String, Path, description = "The platform (`x`, `slack`, ...)."), ("account" = String, Path, description = "The account on it.")),
+    request_body(content = ReleaseBody),
+    responses(
+        (status = 200, description = "The released owner row.", body = schemas::Row),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody),
+        (status = 409, description = "Refused by the current state: a reason code in `error`.", body = schemas::ErrorBody)
+    )
+)]
 /// `POST /owners/{platform}/{account}/release`.
 pub async fn release(
     State(state): State<AppState>,
@@ -131,17 +193,29 @@ pub async fn release(
     decide::run(&state, command).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct OwnersQuery {
     platform: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct OwnerList {
+    #[schema(value_type = Vec<schemas::Row>)]
     owners: Vec<Owner>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/owners",
+    tag = "coordination",
+    params(OwnersQuery),
+    responses(
+        (status = 200, description = "Every account's owner, its status judged now.", body = OwnerList),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /owners`: every account's owner, its status judged now.
 pub async fn list(
     State(state): State<AppState>,
@@ -158,6 +232,16 @@ pub async fn list(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/owners/{platform}/{account}",
+    tag = "coordination",
+    params(("platform" = String, Path, description = "The platform (`x`, `slack`, ...)."), ("account" = String, Path, description = "The account on it.")),
+    responses(
+        (status = 200, description = "The owner.", body = schemas::Row),
+        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /owners/{platform}/{account}`.
 pub async fn one(
     State(state): State<AppState>,
@@ -173,17 +257,29 @@ pub async fn one(
         .ok_or(ApiError::NotFound { path: None })
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VerifyBody {
     token: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct Verified {
     valid: bool,
 }
 
+#[utoipa::path(
+    post,
+    path = "/owners/{platform}/{account}/verify-token",
+    tag = "coordination",
+    params(("platform" = String, Path, description = "The platform (`x`, `slack`, ...)."), ("account" = String, Path, description = "The account on it.")),
+    request_body(content = VerifyBody),
+    responses(
+        (status = 200, description = "Whether the token is the owner's.", body = Verified),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody),
+        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+    )
+)]
 /// `POST /owners/{platform}/{account}/verify-token`: whether a relay token is the owner's,
 /// for a subscriber that must check one (the token is never returned).
 pub async fn verify_token(

@@ -6,6 +6,7 @@ use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
 use crate::event::StoredEvent;
+use crate::http::openapi::schemas;
 use crate::store::{Store, StoreError};
 use crate::stream::scope::{Budget, PAGE_BYTES, Scope};
 use axum::body::{Body, Bytes};
@@ -43,6 +44,16 @@ fn pages(
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/sessions/{id}/export",
+    tag = "recordings",
+    params(("id" = String, Path, description = "The session id.")),
+    responses(
+        (status = 200, description = "The session as NDJSON, one envelope per line.", content_type = "application/x-ndjson", body = String),
+        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /sessions/{id}/export`: the session's events as NDJSON, read a page at a time.
 pub async fn export(
     State(state): State<AppState>,
@@ -76,13 +87,25 @@ pub async fn export(
     Ok(response)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ReplayQuery {
     /// How many times faster than recorded (default 1; 0.01 to 1000).
+    #[param(minimum = 0.01, maximum = 1000.0)]
     speed: Option<f64>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/sessions/{id}/replay",
+    tag = "recordings",
+    params(("id" = String, Path, description = "The session id."), ReplayQuery),
+    responses(
+        (status = 200, description = "The session re-emitted with its recorded spacing; ends after the last event.", content((String = "text/event-stream"))),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /sessions/{id}/replay?speed=10`: the session's recorded events as SSE frames (the
 /// same frames as its live stream), spaced as their event times were, divided by `speed`
 /// (a pause is at most 10 s). Ends after the last event.

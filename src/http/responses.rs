@@ -10,6 +10,7 @@ use super::extract::{ApiPath, ApiQuery};
 use super::handshake::{identity, probe_failed, wants_probe};
 use super::streams::{self, GENERATION_HEADER, StreamQuery};
 use crate::event::time;
+use crate::http::openapi::schemas;
 use crate::ingest::{self, body::is_ndjson};
 use crate::response::follow::{FRAME_EVENT, follow};
 use crate::response::store::{self, Bounds};
@@ -26,11 +27,24 @@ use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::json;
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = ResponsesIngested)]
 pub struct Ingested {
+    #[schema(value_type = Vec<Object>)]
     events: Vec<Recorded>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/factory-sessions/{id}/response-events",
+    tag = "factory",
+    params(("id" = String, Path, description = "The factory session id.")),
+    request_body(content((schemas::ResponseEventsBody = "application/json"), (String = "application/x-ndjson"))),
+    responses(
+        (status = 200, description = "Stored (outside the log), after the commit.", body = Ingested),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `POST /factory-sessions/{session_id}/response-events`: all stored or none.
 pub async fn ingest(
     State(state): State<AppState>,
@@ -110,6 +124,16 @@ fn resolve(
     })
 }
 
+#[utoipa::path(
+    get,
+    path = "/factory-sessions/{id}/response-events",
+    tag = "factory",
+    params(("id" = String, Path, description = "The factory session id."), StreamQuery),
+    responses(
+        (status = 200, description = "`event: FactoryResponseEvent` frames; with `Accept: application/json` the reconnect probe.", content((Object = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /factory-sessions/{session_id}/response-events`: the stream, or the probe.
 pub async fn stream(
     State(state): State<AppState>,

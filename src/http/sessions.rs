@@ -5,6 +5,7 @@ use super::AppState;
 use super::error::ApiError;
 use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
+use crate::http::openapi::schemas;
 use crate::projection::sessions::{self, Session};
 use axum::Json;
 use axum::extract::State;
@@ -27,21 +28,35 @@ pub fn check_state(state: Option<&str>, allowed: &[&str]) -> Result<(), ApiError
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct SessionsQuery {
+    #[param(schema_with = session_states)]
     state: Option<String>,
     source: Option<String>,
     /// The app a hook server's envelope named (`source_app`).
     source_app: Option<String>,
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct SessionList {
+    #[schema(value_type = Vec<schemas::Row>)]
     sessions: Vec<Session>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/sessions",
+    tag = "projections",
+    params(SessionsQuery),
+    responses(
+        (status = 200, description = "Most recently active first.", body = SessionList),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /sessions`: most recently active first.
 pub async fn list(
     State(state): State<AppState>,
@@ -63,6 +78,16 @@ pub async fn list(
     Ok(Json(SessionList { sessions }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/sessions/{id}",
+    tag = "projections",
+    params(("id" = String, Path, description = "The session id.")),
+    responses(
+        (status = 200, description = "The session.", body = schemas::Row),
+        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /sessions/{id}`.
 pub async fn one(
     State(state): State<AppState>,
@@ -74,4 +99,8 @@ pub async fn one(
         .await?
         .map(Json)
         .ok_or(ApiError::NotFound { path: None })
+}
+
+fn session_states() -> utoipa::openapi::schema::Object {
+    schemas::one_of(SESSION_STATES)
 }

@@ -5,6 +5,7 @@
 use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
+use crate::http::openapi::schemas;
 use crate::store::StoreError;
 use crate::stream::FrameKind;
 use crate::stream::cursor::{Cursor, Resolution};
@@ -47,12 +48,15 @@ pub enum Order {
 pub const RETRY: Duration = Duration::from_secs(1);
 
 /// The cursor parameters every stream route takes.
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct StreamQuery {
     pub after_event_id: Option<String>,
+    #[param(minimum = 0)]
     pub after_sequence: Option<i64>,
     /// `now`: live only.
+    #[param(pattern = "^now$")]
     pub from: Option<String>,
 }
 
@@ -116,6 +120,16 @@ pub fn wants_event_stream(headers: &HeaderMap) -> bool {
     accept.contains("text/event-stream")
 }
 
+#[utoipa::path(
+    get,
+    path = "/sessions/{id}/events",
+    tag = "streams",
+    params(("id" = String, Path, description = "The session id."), StreamQuery),
+    responses(
+        (status = 200, description = "The session's stream (history after the cursor, then live; frame ids are sessionSequence), or with `Accept: application/json` the reconnect probe.", content((Object = "application/json"), (String = "text/event-stream"))),
+        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /sessions/{id}/events`.
 pub async fn session(
     State(state): State<AppState>,

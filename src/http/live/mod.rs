@@ -15,12 +15,22 @@ mod session;
 use super::AppState;
 use super::error::ApiError;
 use super::streams;
+use crate::http::openapi::schemas;
 use axum::extract::State;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::http::{HeaderMap, Uri, header};
 use axum::response::{IntoResponse, Response};
 
+#[utoipa::path(
+    get,
+    path = "/",
+    tag = "live",
+    responses(
+        (status = 101, description = "With `Upgrade: websocket`: seed 000's live channel (docs/api.md)."),
+        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+    )
+)]
 /// `GET /`: the WebSocket, or (without `Upgrade`) what a web view would answer.
 pub async fn root(
     State(state): State<AppState>,
