@@ -83,9 +83,12 @@ fn answer(status: StatusCode, asset: &'static assets::Asset) -> Response {
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
     );
+    // `same-origin`, not `no-referrer`: under `no-referrer` a browser sends `Origin: null` on
+    // the page's own POSTs (the login form, an acknowledgement), which the Origin check
+    // refuses. Nothing is sent to other origins either way.
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     // The files change with the binary: ask the server each time (they are small).
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
