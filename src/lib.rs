@@ -8,7 +8,7 @@
 //!
 //! Layout: [`event`] (the envelope), [`ingest`] (wire contracts, pure), [`store`] (SQLite:
 //! open, migrate, the writer, reads), [`projection`] (derived tables), [`stream`] (the hub),
-//! [`http`] (routes), [`cli`] (subcommands). [`App`] ties them together for `main` and tests.
+//! [`http`] (routes), [`cli`] (subcommands), [`web`] (the embedded web view's files). [`App`] ties them together for `main` and tests.
 
 pub mod cli;
 pub mod config;
@@ -21,6 +21,7 @@ pub mod projection;
 pub mod response;
 pub mod store;
 pub mod stream;
+pub mod web;
 
 use config::Config;
 use std::future::Future;

@@ -262,11 +262,8 @@ async fn the_socket_keeps_the_token_host_and_origin_rules_and_plain_get_is_not_i
         .send()
         .await
         .unwrap();
-    assert_eq!(plain.status(), 404);
-    assert_eq!(
-        plain.json::<Value>().await.unwrap(),
-        json!({"error": "not_found", "path": "/"})
-    );
+    assert_eq!(plain.status(), 200, "a plain GET / is the web view");
+    assert_eq!(plain.headers()["content-type"], "text/html; charset=utf-8");
 }
 
 #[tokio::test]

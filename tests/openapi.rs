@@ -77,11 +77,16 @@ async fn every_route_in_the_table_is_described_as_openapi_3_1() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_route_but_health_answers_401_without_the_token() {
+async fn every_route_but_the_open_ones_answers_401_without_the_token() {
     let app = spawn_app_with(|c| c.security.token = Some(Secret("t".into()))).await;
     let doc = description_with_token(&app).await;
     for (method, path, status) in documented(&doc) {
         if status != "401" {
+            continue;
+        }
+        // `POST /login` is open; its `401` is a wrong token in the form (tested below).
+        if is_open(&doc, &method, &path) {
+            assert_eq!((method.as_str(), path.as_str()), ("post", "/login"));
             continue;
         }
         let concrete = path.replace("{id}", "x").replace("{chat}", "x");
@@ -97,6 +102,60 @@ async fn every_route_but_health_answers_401_without_the_token() {
         assert_eq!(got, 401, "{method} {path}");
     }
     assert!(!documented(&doc).contains(&("get".into(), "/health".into(), "401".into())));
+    assert!(!documented(&doc).contains(&("get".into(), "/assets/{file}".into(), "401".into())));
+    // The operations the description leaves open are exactly the ones the server does.
+    for route in hooklog::http::routes() {
+        let method = route.method.as_str().to_lowercase();
+        assert_eq!(
+            is_open(&doc, &method, route.path),
+            hooklog::http::auth::is_open(&route.method, route.path),
+            "{method} {}",
+            route.path
+        );
+    }
+}
+
+/// Whether the description lets an operation go without the bearer token (`security: [{}]`).
+fn is_open(doc: &Value, method: &str, path: &str) -> bool {
+    doc["paths"][path][method]["security"] == json!([{}])
+}
+
+/// `POST /login`'s statuses with a token configured: the `401` of a wrong token is the login
+/// form (HTML), the right one is `303` with the cookie.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_login_form_answers_as_described() {
+    let app = spawn_app_with(|c| c.security.token = Some(Secret("t".into()))).await;
+    let doc = description_with_token(&app).await;
+    let login = &doc["paths"]["/login"]["post"];
+    assert!(
+        login["requestBody"]["content"]["application/x-www-form-urlencoded"].is_object(),
+        "{login}"
+    );
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let post = |body: &'static str| {
+        client
+            .post(format!("{}/login", app.url))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let wrong = post("token=nope&next=%2Fs%2Fx").await.unwrap();
+    assert_eq!(wrong.status(), 401);
+    let html = wrong.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(html.starts_with("text/html"), "{html}");
+    assert!(login["responses"]["401"]["content"]["text/html"].is_object());
+    let right = post("token=t&next=%2Fs%2Fx").await.unwrap();
+    assert_eq!(right.status(), 303);
+    assert_eq!(right.headers()["location"], "/s/x");
+    assert!(right.headers().contains_key("set-cookie"));
+    assert_eq!(post("next=%2F").await.unwrap().status(), 400);
+    assert_eq!(post("token=t&admin=1").await.unwrap().status(), 400);
 }
 
 async fn description_with_token(app: &TestApp) -> Value {
@@ -109,6 +168,8 @@ async fn description_with_token(app: &TestApp) -> Value {
 /// they produced.
 struct Exercise<'a> {
     app: &'a TestApp,
+    /// Follows no redirect: a `303` is what is checked.
+    client: reqwest::Client,
     produced: BTreeSet<(String, String, String)>,
     /// Requests answered otherwise than expected (reported together at the end).
     wrong: Vec<String>,
@@ -139,12 +200,8 @@ impl Exercise<'_> {
     ) -> Value {
         let url = format!("{}{path}", self.app.url);
         let mut request = match method {
-            "post" => self
-                .app
-                .client
-                .post(url)
-                .body(body.unwrap_or("").to_string()),
-            _ => self.app.client.get(url),
+            "post" => self.client.post(url).body(body.unwrap_or("").to_string()),
+            _ => self.client.get(url),
         };
         for (name, value) in headers {
             request = request.header(*name, *value);
@@ -178,6 +235,10 @@ async fn every_documented_status_is_produced() {
     let doc = description(&app).await;
     let mut x = Exercise {
         app: &app,
+        client: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
         produced: BTreeSet::new(),
         wrong: Vec::new(),
     };
@@ -189,7 +250,42 @@ async fn every_documented_status_is_produced() {
     ];
     let sse = [("accept", "text/event-stream")];
     x.send_with("get", "/", "/", None, &upgrade, 101).await;
-    x.send("get", "/", "/", None, 404).await;
+    x.send("get", "/", "/", None, 200).await;
+    x.send("get", "/", "/?view=board", None, 400).await;
+    let not_websocket = [("upgrade", "h2c")];
+    x.send_with("get", "/", "/", None, &not_websocket, 400)
+        .await;
+
+    // The web view: pages, files, the login form (no token configured here: any token is
+    // right), the pulse chart.
+    x.send("get", "/s/{id}", "/s/s1", None, 200).await;
+    x.send("get", "/s/{id}", "/s/s1?e=3", None, 400).await;
+    x.send("get", "/coordination", "/coordination", None, 200)
+        .await;
+    x.send("get", "/coordination", "/coordination?x=1", None, 400)
+        .await;
+    x.send("get", "/assets/{file}", "/assets/app.css", None, 200)
+        .await;
+    x.send("get", "/assets/{file}", "/assets/app.js", None, 200)
+        .await;
+    x.send("get", "/assets/{file}", "/assets/favicon.svg", None, 200)
+        .await;
+    x.send("get", "/assets/{file}", "/assets/nope.js", None, 404)
+        .await;
+    let form = [("content-type", "application/x-www-form-urlencoded")];
+    let login = Some("token=any&next=%2Fs%2Fs1");
+    x.send_with("post", "/login", "/login", login, &form, 303)
+        .await;
+    x.send_with("post", "/login", "/login", Some("next=%2F"), &form, 400)
+        .await;
+    x.send("post", "/logout", "/logout", None, 303).await;
+    x.send("get", "/pulse", "/pulse", None, 200).await;
+    x.send("get", "/pulse", "/pulse?minutes=1440", None, 200)
+        .await;
+    x.send("get", "/pulse", "/pulse?minutes=0", None, 400).await;
+    x.send("get", "/pulse", "/pulse?minutes=1441", None, 400)
+        .await;
+    x.send("get", "/pulse", "/pulse?bogus=1", None, 400).await;
     x.send("get", "/health", "/health", None, 200).await;
     x.send("get", "/stats", "/stats", None, 200).await;
     x.send("get", "/metrics", "/metrics", None, 200).await;
@@ -251,6 +347,17 @@ async fn every_documented_status_is_produced() {
     x.send("get", "/sessions/{id}", "/sessions/s1", None, 200)
         .await;
     x.send("get", "/sessions/{id}", "/sessions/nope", None, 404)
+        .await;
+    let t = "/sessions/{id}/projections";
+    x.send("get", t, "/sessions/s1/projections?until=1", None, 200)
+        .await;
+    x.send("get", t, "/sessions/s1/projections?until=0", None, 400)
+        .await;
+    x.send("get", t, "/sessions/s1/projections", None, 400)
+        .await;
+    x.send("get", t, "/sessions/s1/projections?until=999999", None, 400)
+        .await;
+    x.send("get", t, "/sessions/nope/projections?until=1", None, 404)
         .await;
     let t = "/sessions/{id}/events";
     x.send_with("get", t, "/sessions/s1/events", None, &sse, 200)

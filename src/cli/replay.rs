@@ -8,31 +8,19 @@
 //!   claim held): the debugger's view. `--until` applies everything up to that event and
 //!   prints the projections as they stood then; `--step` waits for Enter after each event.
 
-use crate::config::Durability;
-use crate::event::{NewEvent, StoredEvent, time};
+use crate::event::{NewEvent, time};
 use crate::ingest::{canonical, factory, hook, normalized, recording};
-use crate::projection;
-use crate::store::{open, read};
+use crate::projection::scratch::{self, Scratch};
 use anyhow::{Context, bail};
 use clap::Args;
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// The longest pause `--to` makes between two lines, however far apart they were recorded.
 const MAX_PAUSE: Duration = Duration::from_secs(10);
-/// Bookkeeping tables the debugger view leaves out.
-const HIDDEN: &[&str] = &["hook_effects", "claim_actions", "agent_changes"];
-/// Columns that change with every event of a session; left out of the change lines.
-const NOISY: &[&str] = &[
-    "event_count",
-    "last_sequence",
-    "last_event_time",
-    "updated_at",
-];
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
@@ -271,167 +259,37 @@ fn recorded_events(lines: &[Line]) -> anyhow::Result<Vec<(i64, NewEvent)>> {
 fn session_events(db: &std::path::Path, session: &str) -> anyhow::Result<Vec<(i64, NewEvent)>> {
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .with_context(|| format!("opening {}", db.display()))?;
-    let stored: Vec<StoredEvent> = conn
-        .prepare(&format!(
-            "SELECT {} FROM events WHERE session_id = ?1 ORDER BY session_sequence",
-            read::EVENT_COLUMNS
-        ))?
-        .query_map([session], read::stored_event)?
-        .collect::<rusqlite::Result<_>>()?;
-    if stored.is_empty() {
+    let events = scratch::session_events(&conn, session)?;
+    if events.is_empty() {
         bail!("{} has no events of session {session}", db.display());
     }
-    Ok(stored
-        .into_iter()
-        .map(|e| {
-            let position = e.sequence;
-            (
-                position,
-                NewEvent {
-                    event_id: e.event_id,
-                    generated_id: false,
-                    session_id: e.session_id,
-                    event_type: e.event_type,
-                    source: e.source,
-                    event_time: Some(e.event_time),
-                    received_at: Some(e.received_at),
-                    payload: e.payload,
-                },
-            )
-        })
-        .collect())
+    Ok(events)
 }
 
-type Rows = BTreeMap<(String, String), Vec<(String, String)>>;
-
-/// Every projection row, keyed by table and its first two columns, with its columns.
-fn rows(conn: &Connection) -> anyhow::Result<Rows> {
-    let mut out = BTreeMap::new();
-    for table in projection::TABLES.iter().filter(|t| !HIDDEN.contains(t)) {
-        let mut statement = conn.prepare(&format!("SELECT * FROM {table}"))?;
-        let names: Vec<String> = statement
-            .column_names()
-            .iter()
-            .map(|c| c.to_string())
-            .collect();
-        let mut query = statement.query([])?;
-        while let Some(row) = query.next()? {
-            let values: Vec<String> = (0..names.len())
-                .map(|i| row.get::<_, rusqlite::types::Value>(i).map(|v| show(&v)))
-                .collect::<rusqlite::Result<_>>()?;
-            let key = format!(
-                "{} {}",
-                values[0],
-                values.get(1).cloned().unwrap_or_default()
-            );
-            out.insert(
-                (table.to_string(), key),
-                names.iter().cloned().zip(values).collect(),
-            );
-        }
-    }
-    Ok(out)
-}
-
-fn show(value: &rusqlite::types::Value) -> String {
-    use rusqlite::types::Value as V;
-    match value {
-        V::Null => "NULL".into(),
-        V::Integer(i) => i.to_string(),
-        V::Real(f) => f.to_string(),
-        V::Text(t) => {
-            let one_line: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
-            crate::ingest::bounds::clip(&one_line, 60)
-        }
-        V::Blob(b) => format!("<{} bytes>", b.len()),
-    }
-}
-
-/// The lines saying how `after` differs from `before`.
-fn changes(before: &Rows, after: &Rows) -> Vec<String> {
-    let mut lines = Vec::new();
-    for ((table, key), columns) in after {
-        match before.get(&(table.clone(), key.clone())) {
-            None => {
-                let set: Vec<String> = columns
-                    .iter()
-                    .filter(|(_, v)| v != "NULL")
-                    .map(|(c, v)| format!("{c}={v}"))
-                    .collect();
-                lines.push(format!("  + {table} {}", set.join(" ")));
-            }
-            Some(old) if old != columns => {
-                let changed: Vec<String> = old
-                    .iter()
-                    .zip(columns)
-                    .filter(|((c, a), (_, b))| a != b && !NOISY.contains(&c.as_str()))
-                    .map(|((c, a), (_, b))| format!("{c}: {a} -> {b}"))
-                    .collect();
-                if !changed.is_empty() {
-                    lines.push(format!("  ~ {table} {key}: {}", changed.join(", ")));
-                }
-            }
-            Some(_) => {}
-        }
-    }
-    for (table, key) in before.keys() {
-        if !after.contains_key(&(table.clone(), key.clone())) {
-            lines.push(format!("  - {table} {key}"));
-        }
-    }
-    lines
-}
-
-/// Applies the events to a scratch database one by one, printing what each changed.
+/// Applies the events to a scratch database one by one, printing what each changed; with
+/// `until`, only the projections as they stood after that event.
 fn step_through(events: &[(i64, NewEvent)], until: Option<i64>, step: bool) -> anyhow::Result<()> {
-    let dir = tempfile::tempdir()?;
-    let conn = open::open_writer(&dir.path().join("replay.db"), Durability::Normal)?;
-    let mut session_heads: HashMap<String, i64> = HashMap::new();
-    let mut before = rows(&conn)?;
+    if let Some(until) = until {
+        let Some(snapshot) = scratch::until(events, until)? else {
+            bail!("the recording has no event at or after #{until}");
+        };
+        for line in snapshot.lines() {
+            println!("{line}");
+        }
+        return Ok(());
+    }
+    let mut scratch = Scratch::new()?;
+    let mut before = scratch.rows()?;
     let stdin = std::io::stdin();
-    for (n, (position, event)) in events.iter().enumerate() {
-        let session_sequence = event.session_id.as_ref().map(|s| {
-            let next = session_heads.entry(s.clone()).or_insert(0);
-            *next += 1;
-            *next
-        });
-        let stored = event.stored(n as i64 + 1, session_sequence, &time::now());
-        conn.execute(
-            "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                stored.sequence,
-                stored.event_id,
-                stored.session_id,
-                stored.session_sequence,
-                stored.event_type,
-                stored.source,
-                stored.event_time,
-                stored.received_at,
-                stored.payload
-            ],
-        )?;
-        projection::apply(&conn, &stored)?;
-        if until.is_some_and(|u| *position < u) {
-            continue;
-        }
-        let after = rows(&conn)?;
-        if until.is_some() {
-            println!(
-                "after #{position} {} ({} events applied):",
-                event.event_type,
-                n + 1
-            );
-            for line in changes(&BTreeMap::new(), &after) {
-                println!("{line}");
-            }
-            return Ok(());
-        }
+    for (position, event) in events {
+        scratch.apply(event)?;
+        let after = scratch.rows()?;
         println!(
             "#{position} {} {}",
             event.event_type,
             event.session_id.as_deref().unwrap_or("-")
         );
-        for line in changes(&before, &after) {
+        for line in scratch::changes(&before, &after) {
             println!("{line}");
         }
         before = after;
@@ -442,9 +300,6 @@ fn step_through(events: &[(i64, NewEvent)], until: Option<i64>, step: bool) -> a
                 return Ok(());
             }
         }
-    }
-    if let Some(until) = until {
-        bail!("the recording has no event at or after #{until}");
     }
     Ok(())
 }

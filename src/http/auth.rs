@@ -1,8 +1,14 @@
-//! Bearer-token authentication. With a token configured, every route but `/health` wants
-//! `Authorization: Bearer <token>`; a browser's `EventSource`, which cannot set headers, may
+//! Bearer-token authentication. With a token configured, every route but the open ones
+//! ([`is_open`]) wants `Authorization: Bearer <token>`; a client that cannot set headers may
 //! send it as `?access_token=` on a `GET` instead. The parameter is taken out of the URI before
 //! the route sees it (routes refuse unknown parameters, and nothing downstream should ever see
 //! or log it), whether or not a token is configured.
+//!
+//! A browser logs in once (`POST /login`, `http/login.rs`) and then sends the session cookie
+//! that sets, [`COOKIE`]: a digest of the token, so the browser never stores the token
+//! itself. The cookie counts only on requests of the page's own origin (no `Origin` header,
+//! or one naming this server): a page of another origin, even one `--cors-origin` allows,
+//! cannot ride on it.
 
 use super::error::ApiError;
 use super::guard::Check;
@@ -10,23 +16,58 @@ use crate::config::Secret;
 use axum::extract::Request;
 use axum::http::{HeaderMap, Method, Uri, header};
 use sha2::{Digest, Sha256};
+use std::fmt::Write;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
-/// The one route that answers without a token: a liveness probe shows no data.
+/// The liveness probe answers without a token: it shows no data.
 pub const OPEN_PATH: &str = "/health";
+/// The login form posts here, without a token: the token is what it carries.
+pub const LOGIN_PATH: &str = "/login";
+/// The web view's embedded files: the same bytes in every hooklog binary, no data.
+pub const ASSETS_PREFIX: &str = "/assets/";
+/// The browser's session cookie, set by `POST /login`.
+pub const COOKIE: &str = "hooklog_session";
 const QUERY_PARAMETER: &str = "access_token";
 
-/// The expected token, kept as its SHA-256 digest: comparing digests in constant time takes
-/// the same time whatever the given token's length or content.
+/// Whether a request is answered without a token: `/health`, the login form's `POST`, and
+/// the embedded files.
+pub fn is_open(method: &Method, path: &str) -> bool {
+    let read = matches!(*method, Method::GET | Method::HEAD);
+    path == OPEN_PATH
+        || (*method == Method::POST && path == LOGIN_PATH)
+        || (read && path.starts_with(ASSETS_PREFIX))
+}
+
+/// The value of the session cookie for `token`: a digest, so the token itself never sits in
+/// the browser's cookie store.
+pub fn cookie_value(token: &Secret) -> String {
+    let digest = Sha256::digest(format!("hooklog web session\n{}", token.0).as_bytes());
+    digest
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        })
+}
+
+/// Whether `given` is the configured token (any token when none is configured).
+pub fn token_matches(expected: Option<&Secret>, given: &str) -> bool {
+    Auth::new(expected).accepts(Some(given))
+}
+
+/// The expected token and session cookie, kept as SHA-256 digests: comparing digests in
+/// constant time takes the same time whatever the given value's length or content.
 pub struct Auth {
     digest: Option<[u8; 32]>,
+    cookie: Option<[u8; 32]>,
 }
 
 impl Auth {
     pub fn new(token: Option<&Secret>) -> Arc<Auth> {
         Arc::new(Auth {
             digest: token.map(|t| digest(&t.0)),
+            cookie: token.map(|t| digest(&cookie_value(t))),
         })
     }
 
@@ -35,6 +76,13 @@ impl Auth {
             (None, _) => true,
             (Some(expected), Some(given)) => bool::from(expected.ct_eq(&digest(given))),
             (Some(_), None) => false,
+        }
+    }
+
+    fn accepts_cookie(&self, given: Option<&str>) -> bool {
+        match (self.cookie, given) {
+            (Some(expected), Some(given)) => bool::from(expected.ct_eq(&digest(given))),
+            _ => false,
         }
     }
 }
@@ -50,9 +98,13 @@ impl Check for Auth {
             Method::GET | Method::HEAD => take_query_token(request.uri_mut()),
             _ => None,
         };
-        let open = request.uri().path() == OPEN_PATH;
+        let open = is_open(request.method(), request.uri().path());
         let given = bearer(request.headers()).or(from_query);
-        if open || self.accepts(given.as_deref()) {
+        let cookie = match super::origin::own_origin(request) {
+            true => session_cookie(request.headers()),
+            false => None,
+        };
+        if open || self.accepts(given.as_deref()) || self.accepts_cookie(cookie.as_deref()) {
             Ok(())
         } else {
             tracing::debug!(had_token = given.is_some(), "unauthorized");
@@ -68,6 +120,18 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
     scheme
         .eq_ignore_ascii_case("bearer")
         .then(|| token.trim().to_string())
+}
+
+/// The session cookie's value, from any `Cookie` header.
+fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value.trim().to_string())
 }
 
 /// Removes every `access_token` parameter from the URI's query, returning the last one.
@@ -127,5 +191,25 @@ mod tests {
         assert!(!auth.accepts(Some("s3cret ")));
         assert!(!auth.accepts(None));
         assert!(Auth::new(None).accepts(None));
+    }
+
+    #[test]
+    fn the_cookie_is_a_digest_of_the_token_not_the_token() {
+        let token = Secret("s3cret".into());
+        let auth = Auth::new(Some(&token));
+        let value = cookie_value(&token);
+        assert_eq!(value.len(), 64);
+        assert!(auth.accepts_cookie(Some(&value)));
+        assert!(!auth.accepts_cookie(Some("s3cret")));
+        assert!(
+            !auth.accepts(Some(&value)),
+            "the cookie is not a bearer token"
+        );
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            format!("a=1; {COOKIE}={value}").parse().unwrap(),
+        );
+        assert_eq!(session_cookie(&headers), Some(value));
     }
 }

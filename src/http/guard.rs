@@ -65,7 +65,15 @@ where
     fn call(&mut self, mut request: Request) -> Self::Future {
         for check in self.checks.iter() {
             if let Err(refusal) = check.check(&mut request) {
-                let answer = super::hooks::refusal(request.uri().path(), refusal);
+                let answer = match refusal {
+                    // A browser opening a page without the token gets the login form.
+                    ApiError::Unauthorized
+                        if crate::web::wants_page(request.method(), request.headers()) =>
+                    {
+                        crate::web::login_page(None)
+                    }
+                    refusal => super::hooks::refusal(request.uri().path(), refusal),
+                };
                 return Either::Left(ready(Ok(answer)));
             }
         }

@@ -19,11 +19,15 @@ pub mod heroes;
 pub mod hooks;
 pub mod host;
 pub mod live;
+pub mod login;
 pub mod metrics;
 pub mod missions;
 pub mod openapi;
 pub mod origin;
 pub mod owners;
+pub mod pages;
+pub mod projections;
+pub mod pulse;
 pub mod rate;
 pub mod recordings;
 pub mod responses;
@@ -112,6 +116,12 @@ pub fn routes() -> Vec<Route> {
     use Method as M;
     vec![
         at(M::GET, "/", live::root),
+        at(M::GET, "/s/{id}", pages::session),
+        at(M::GET, "/coordination", pages::coordination),
+        at(M::GET, "/assets/{file}", pages::asset),
+        at(M::POST, auth::LOGIN_PATH, login::login),
+        at(M::POST, "/logout", login::logout),
+        at(M::GET, "/pulse", pulse::pulse),
         at(M::GET, "/health", health::health),
         at(M::GET, "/stats", health::stats),
         at(M::GET, "/metrics", metrics::metrics),
@@ -127,6 +137,7 @@ pub fn routes() -> Vec<Route> {
         at(M::GET, "/sessions/{id}/events", streams::session),
         at(M::GET, "/sessions/{id}/export", recordings::export),
         at(M::GET, "/sessions/{id}/replay", recordings::replay),
+        at(M::GET, "/sessions/{id}/projections", projections::until),
         at(M::GET, "/factory-sessions/{id}", factory::one),
         at(M::GET, "/factory-sessions/{id}/events", factory::stream),
         at(M::POST, "/factory-sessions/{id}/events", factory::ingest),

@@ -3,8 +3,14 @@
 //! `POST` with `Content-Type: text/plain`, no preflight) to `127.0.0.1:2468`, and hooklog parses
 //! any body as JSON, so without this the page could append events. Browsers put `Origin` on
 //! such requests; hooks, `curl` and hooklog's own clients do not. So a request whose `Origin`
-//! is not one of the `--cors-origin`s is refused with `403 origin_not_allowed`, whatever its
-//! method, before anything else looks at it.
+//! is neither this server's own (the web view's pages post their login form and
+//! acknowledgements with it) nor one of the `--cors-origin`s is refused with
+//! `403 origin_not_allowed`, whatever its method, before anything else looks at it.
+//!
+//! "This server's own" is `http://` and the request's `Host`: on a loopback bind the `Host`
+//! check has already refused a name that is not this server's, so a DNS-rebinding page (whose
+//! origin names its own host) is refused there; on a non-loopback bind the token is required,
+//! and the session cookie belongs to the name the user logged in on.
 
 use super::error::ApiError;
 use super::guard::Check;
@@ -32,9 +38,35 @@ impl OriginCheck {
     }
 }
 
+/// Whether the request comes from this server's own pages: no `Origin` header (not a
+/// cross-origin browser request), or one that is `http://` and the `Host` it was sent to.
+pub fn own_origin(request: &Request) -> bool {
+    match request.headers().get(header::ORIGIN) {
+        None => true,
+        Some(origin) => origin
+            .to_str()
+            .is_ok_and(|origin| same_origin(origin, request)),
+    }
+}
+
+fn same_origin(origin: &str, request: &Request) -> bool {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok());
+    let origin = origin.trim_end_matches('/');
+    match (host, origin.get(..7)) {
+        (Some(host), Some(scheme)) if scheme.eq_ignore_ascii_case("http://") => {
+            origin[7..].eq_ignore_ascii_case(host.trim())
+        }
+        _ => false,
+    }
+}
+
 impl Check for OriginCheck {
     fn check(&self, request: &mut Request) -> Result<(), ApiError> {
-        if super::header_refused(request, header::ORIGIN, |origin| self.accepts(origin)) {
+        let allowed = |origin: &str| self.accepts(origin) || same_origin(origin, request);
+        if super::header_refused(request, header::ORIGIN, allowed) {
             tracing::debug!("origin not allowed");
             return Err(ApiError::OriginNotAllowed);
         }
@@ -54,5 +86,31 @@ mod tests {
         assert!(!check.accepts("http://localhost:5174"));
         assert!(!check.accepts("null"));
         assert!(!OriginCheck::new(&[]).accepts("http://localhost:5173"));
+    }
+
+    #[test]
+    fn the_servers_own_origin_passes() {
+        let request = |origin: &str| {
+            Request::builder()
+                .uri("/alerts/1/ack")
+                .header(header::HOST, "127.0.0.1:2468")
+                .header(header::ORIGIN, origin)
+                .body(axum::body::Body::empty())
+                .unwrap()
+        };
+        let check = OriginCheck::new(&[]);
+        for own in ["http://127.0.0.1:2468", "HTTP://127.0.0.1:2468/"] {
+            assert!(check.check(&mut request(own)).is_ok(), "{own}");
+            assert!(own_origin(&request(own)));
+        }
+        for other in [
+            "http://127.0.0.1:2469",
+            "https://127.0.0.1:2468",
+            "null",
+            "http://evil.example",
+        ] {
+            assert!(check.check(&mut request(other)).is_err(), "{other}");
+            assert!(!own_origin(&request(other)));
+        }
     }
 }

@@ -96,7 +96,7 @@ pub fn active_subagent(
         conn,
         &format!(
             "SELECT {COLUMNS} FROM missions
-         WHERE session_id = ?1 AND subagent_id = ?2 AND state = 'active'
+         WHERE session_id = ?1 AND state = 'active' AND subagent_id = ?2
          ORDER BY opened_sequence DESC LIMIT 1"
         ),
     )?
@@ -109,24 +109,29 @@ pub fn active_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Mi
     sql::prepare(
         conn,
         &format!(
-            "SELECT {COLUMNS} FROM missions WHERE session_id = ?1 AND state = 'active'
-         ORDER BY opened_sequence"
+            "SELECT {COLUMNS} FROM missions
+         WHERE session_id = ?1 AND state = 'active' ORDER BY opened_sequence"
         ),
     )?
     .query_map([session_id], row)?
     .collect()
 }
 
-/// The still-active children of a mission, in the order they opened.
-pub fn active_children(conn: &Connection, parent_id: &str) -> rusqlite::Result<Vec<Mission>> {
+/// The still-active children of a mission of the session, in the order they opened.
+pub fn active_children(
+    conn: &Connection,
+    session_id: &str,
+    parent_id: &str,
+) -> rusqlite::Result<Vec<Mission>> {
     sql::prepare(
         conn,
         &format!(
-            "SELECT {COLUMNS} FROM missions WHERE parent_mission_id = ?1 AND state = 'active'
+            "SELECT {COLUMNS} FROM missions
+         WHERE session_id = ?1 AND state = 'active' AND parent_mission_id = ?2
          ORDER BY opened_sequence, id"
         ),
     )?
-    .query_map([parent_id], row)?
+    .query_map([session_id, parent_id], row)?
     .collect()
 }
 
@@ -142,7 +147,7 @@ pub fn latest_tool_uses(
         Some(MissionState::Active) => active_tools,
         _ => tools,
     };
-    super::tool_uses::latest_of_mission(conn, &mission.id, limit)
+    super::tool_uses::latest_of_mission(conn, mission, limit)
 }
 
 /// The filters of `GET /missions`.
@@ -182,11 +187,18 @@ pub fn list(
     .collect()
 }
 
-/// The statement [`save`] runs, prepared once by [`saving`] to write many rows.
+/// The statement [`save`] runs, prepared once by [`saving`] to write many rows. A stored row
+/// is changed in place: `session_id`, `parent_mission_id` and `opened_sequence` (indexed)
+/// never change once a mission is opened, so they are not set again, and the indexes on them
+/// keep their entries.
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "INSERT OR REPLACE INTO missions ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+        "INSERT INTO missions ({COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+         ON CONFLICT (id) DO UPDATE SET hero_id = ?2, kind = ?4, state = ?5, prompt = ?6,
+             title = ?7, summary = ?8, subagent_id = ?10, subagent_type = ?11,
+             degraded_reason = ?12, opened_event_id = ?13, closed_event_id = ?14,
+             started_at = ?15, completed_at = ?16"
     )
 });
 

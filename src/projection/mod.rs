@@ -18,6 +18,7 @@ pub mod hook;
 pub mod missions;
 pub mod owners;
 pub mod recorder;
+pub mod scratch;
 pub mod sessions;
 pub mod sql;
 pub mod tables;

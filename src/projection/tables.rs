@@ -57,10 +57,12 @@ pub trait Tables {
     fn changes(&self, row: ChangeRow) -> Result<()>;
 }
 
-/// The SQL tables themselves; with [`Live::holding`], all but the session rows.
+/// The SQL tables themselves; with [`Live::holding`], all but the session rows, and with the
+/// sessions' calls held in memory.
 pub struct Live<'c> {
     conn: &'c Connection,
     sessions: Option<&'c RefCell<SessionRows>>,
+    calls: Option<&'c RefCell<Calls>>,
 }
 
 impl<'c> Live<'c> {
@@ -68,16 +70,22 @@ impl<'c> Live<'c> {
         Live {
             conn,
             sessions: None,
+            calls: None,
         }
     }
 
     /// The SQL tables, but the session rows are changed in `sessions` (the writer's), which
     /// the caller writes with [`SessionRows::flush`] before anything reads `sessions` through
-    /// SQL.
-    pub fn holding(conn: &'c Connection, sessions: &'c RefCell<SessionRows>) -> Live<'c> {
+    /// SQL; and calls are found through `calls` (the writer's).
+    pub fn holding(
+        conn: &'c Connection,
+        sessions: &'c RefCell<SessionRows>,
+        calls: &'c RefCell<Calls>,
+    ) -> Live<'c> {
         Live {
             conn,
             sessions: Some(sessions),
+            calls: Some(calls),
         }
     }
 }
@@ -116,12 +124,18 @@ impl Tables for Live<'_> {
         missions::active_subagent(self.conn, session, subagent)
     }
 
-    fn active_children(&self, _: &str, parent: &str) -> Result<Vec<Mission>> {
-        missions::active_children(self.conn, parent)
+    fn active_children(&self, session: &str, parent: &str) -> Result<Vec<Mission>> {
+        missions::active_children(self.conn, session, parent)
     }
 
     fn tool_by_call(&self, session: &str, call: &str) -> Result<Option<ToolUse>> {
-        tool_uses::by_call(self.conn, session, call)
+        let Some(calls) = self.calls else {
+            return tool_uses::by_call(self.conn, session, call);
+        };
+        match calls.borrow_mut().find(self.conn, session, call)? {
+            Some(id) => tool_uses::get(self.conn, &id),
+            None => Ok(None),
+        }
     }
 
     fn running_spawner(&self, session: &str) -> Result<Option<ToolUse>> {
@@ -133,7 +147,11 @@ impl Tables for Live<'_> {
     }
 
     fn save_tool(&self, tool: ToolUse) -> Result<()> {
-        tool_uses::save(self.conn, &tool)
+        tool_uses::save(self.conn, &tool)?;
+        if let Some(calls) = self.calls {
+            calls.borrow_mut().saved(&tool);
+        }
+        Ok(())
     }
 
     fn effects(&self, event_id: &str, effects: &Effects) -> Result<()> {
@@ -292,6 +310,55 @@ impl SessionRows {
         self.rows.clear();
         self.changed.clear();
         self.undo = None;
+    }
+}
+
+/// The writer's index of tool calls, in place of one in SQL: for each session it has read, the
+/// row id of the latest call (not permission request) with each tool use id. A session is
+/// read from SQL the first time it is asked about (through `tool_uses_by_session`), and kept
+/// while the writer's view of the file holds (the writer lets go of every session when a
+/// request is undone, a batch fails, or another connection commits). An index in SQL keyed by
+/// session and call id dirtied a page of its own for nearly every `PreToolUse` when many
+/// sessions write at once.
+#[derive(Default)]
+pub struct Calls {
+    sessions: HashMap<String, HashMap<String, String>>,
+}
+
+impl Calls {
+    /// The row id of the session's latest call with this tool use id.
+    fn find(&mut self, conn: &Connection, session: &str, call: &str) -> Result<Option<String>> {
+        let calls = match self.sessions.entry(session.to_string()) {
+            Entry::Occupied(held) => held.into_mut(),
+            Entry::Vacant(slot) => slot.insert(tool_uses::calls_of(conn, session)?),
+        };
+        Ok(calls.get(call).cloned())
+    }
+
+    /// A tool use was saved: a call of a session held becomes its id's latest.
+    fn saved(&mut self, tool: &ToolUse) {
+        if tool.kind == "permission" {
+            return;
+        }
+        if let (Some(call), Some(calls)) =
+            (&tool.tool_use_id, self.sessions.get_mut(&tool.session_id))
+        {
+            calls.insert(call.clone(), tool.id.clone());
+        }
+    }
+
+    /// The calls held for a session, `None` when it is not held.
+    pub fn of(&self, session: &str) -> Option<&HashMap<String, String>> {
+        self.sessions.get(session)
+    }
+
+    /// How many sessions are held.
+    pub fn held(&self) -> usize {
+        self.sessions.len()
+    }
+
+    pub fn clear(&mut self) {
+        self.sessions.clear();
     }
 }
 

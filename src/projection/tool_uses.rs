@@ -3,6 +3,7 @@
 //! request (kind `permission`, status `requested`). A row's id is `tool-` and the id of the
 //! event that made it.
 
+use super::missions::Mission;
 use super::sql;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
 use serde::Serialize;
@@ -106,7 +107,8 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<ToolUse>> {
 }
 
 /// The latest tool call of a session with an agent's tool use id (permission requests, which
-/// may carry the same id, are not calls).
+/// may carry the same id, are not calls). It walks the session's tool uses newest first
+/// (`tool_uses_by_session`): the writer asks [`calls_of`] once per session instead.
 pub fn by_call(
     conn: &Connection,
     session_id: &str,
@@ -122,6 +124,26 @@ pub fn by_call(
     )?
     .query_row([session_id, tool_use_id], row)
     .optional()
+}
+
+/// Every tool use id of a session's calls (not permission requests) with the row id of the
+/// latest call that has it.
+pub fn calls_of(
+    conn: &Connection,
+    session_id: &str,
+) -> rusqlite::Result<foldhash::HashMap<String, String>> {
+    let mut calls = foldhash::HashMap::default();
+    let mut statement = sql::prepare(
+        conn,
+        "SELECT tool_use_id, id FROM tool_uses
+         WHERE session_id = ?1 AND tool_use_id IS NOT NULL AND kind <> 'permission'
+         ORDER BY opened_sequence",
+    )?;
+    let mut rows = statement.query([session_id])?;
+    while let Some(r) = rows.next()? {
+        calls.insert(r.get(0)?, r.get(1)?);
+    }
+    Ok(calls)
 }
 
 /// The latest running subagent-spawning call (`Task` / `Agent`) of a session.
@@ -151,20 +173,31 @@ pub fn running_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<T
     .collect()
 }
 
-/// The latest `limit` tool uses of a mission, in the order they started.
+/// The latest `limit` tool uses of a mission, in the order they started. A mission's tool
+/// uses are in its session, from its opening on: they are found through
+/// `tool_uses_by_session`.
 pub fn latest_of_mission(
     conn: &Connection,
-    mission_id: &str,
+    mission: &Mission,
     limit: u32,
 ) -> rusqlite::Result<Vec<ToolUse>> {
     let mut latest: Vec<ToolUse> = sql::prepare(
         conn,
         &format!(
-            "SELECT {COLUMNS} FROM tool_uses WHERE mission_id = ?1
-         ORDER BY opened_sequence DESC LIMIT ?2"
+            "SELECT {COLUMNS} FROM tool_uses
+         WHERE session_id = ?1 AND opened_sequence >= ?2 AND mission_id = ?3
+         ORDER BY opened_sequence DESC LIMIT ?4"
         ),
     )?
-    .query_map(params![mission_id, limit], row)?
+    .query_map(
+        params![
+            mission.session_id,
+            mission.opened_sequence,
+            mission.id,
+            limit
+        ],
+        row,
+    )?
     .collect::<rusqlite::Result<_>>()?;
     latest.reverse();
     Ok(latest)
@@ -200,11 +233,17 @@ pub fn list(
     .collect()
 }
 
-/// The statement [`save`] runs, prepared once by [`saving`] to write many rows.
+/// The statement [`save`] runs, prepared once by [`saving`] to write many rows. A stored row
+/// is changed in place: `session_id` and `opened_sequence` (the indexed columns) never change
+/// once a tool use is opened, so they are not set again, and the indexes keep their entries.
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "INSERT OR REPLACE INTO tool_uses ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)"
+        "INSERT INTO tool_uses ({COLUMNS})
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+         ON CONFLICT (id) DO UPDATE SET hero_id = ?3, mission_id = ?4, tool_use_id = ?5,
+             request_id = ?6, tool = ?7, kind = ?8, preview = ?9, status = ?10, error = ?11,
+             opened_event_id = ?12, closed_event_id = ?13, started_at = ?14,
+             finished_at = ?15, duration_ms = ?16"
     )
 });
 

@@ -57,6 +57,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0009_live_changes.sql"),
         true,
     ),
+    (
+        "0010_hot_rows.sql",
+        include_str!("../../migrations/0010_hot_rows.sql"),
+        false,
+    ),
 ];
 
 /// Applies the migrations this database has not seen yet, all in one transaction.

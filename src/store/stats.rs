@@ -16,6 +16,7 @@ pub struct WriterStats {
     apply_micros: AtomicU64,
     commit_micros: AtomicU64,
     reruns: AtomicU64,
+    isolated: AtomicU64,
     by_size: [AtomicU64; BUCKETS],
     /// The same commits, and what they appended, as Prometheus metrics (`GET /metrics`).
     pub metrics: WriterMetrics,
@@ -36,6 +37,11 @@ pub struct StatsSnapshot {
     /// the rows the writer held in memory failed.
     #[serde(default)]
     pub reruns: u64,
+    /// Batches run a second time with a savepoint per request, because a request was refused
+    /// (a conflicting id, a row the database refuses) while the batch's requests shared one
+    /// transaction without them.
+    #[serde(default)]
+    pub isolated: u64,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
@@ -65,6 +71,11 @@ impl WriterStats {
         self.reruns.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Records a batch run again request by request (see [`StatsSnapshot::isolated`]).
+    pub fn record_isolated(&self) {
+        self.isolated.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub fn snapshot(&self) -> StatsSnapshot {
         let batch_sizes = self
             .by_size
@@ -84,6 +95,7 @@ impl WriterStats {
             commit_micros: self.commit_micros.load(Ordering::Relaxed),
             batch_sizes,
             reruns: self.reruns.load(Ordering::Relaxed),
+            isolated: self.isolated.load(Ordering::Relaxed),
         }
     }
 }

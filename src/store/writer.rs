@@ -12,7 +12,7 @@ use super::retention::{self, Retention};
 use super::stats::WriterStats;
 use crate::coordination::{self, Verdict};
 use crate::event::{NewEvent, StoredEvent, id::new_event_id, time};
-use crate::projection::tables::{Live, SessionRows};
+use crate::projection::tables::{Calls, Live, SessionRows};
 use crate::projection::{self, Effects};
 use crate::response::{self, hub::ResponseHub};
 use crate::stream::Hub;
@@ -276,16 +276,21 @@ struct WriterThread {
     /// `COMMIT` (and before a coordination command, which reads them through SQL), and kept
     /// for the next batch on the same terms as `session_heads`.
     session_rows: RefCell<SessionRows>,
+    /// The tool calls of the sessions the batches touched (`projection::tables::Calls`), kept
+    /// on the same terms as `session_heads` and let go of when a request is undone.
+    calls: RefCell<Calls>,
     /// `PRAGMA data_version` when the last batch began, if it committed: the value changes
     /// (at least) whenever another connection commits, which would make the two caches above
     /// stale. This connection's own work outside a batch must not change `sessions` or the
     /// events' session numbering without calling `forget_sessions` (a prune step calls it).
     data_version: Option<i64>,
-    /// Whether this run of the batch holds the session rows in `session_rows` (it does unless
-    /// writing them failed and the batch is run again).
-    hold_sessions: bool,
+    /// How this run of the batch goes (see [`Run`]).
+    run: Run,
     /// Whether writing the held session rows failed in this run of the batch.
     rows_failed: bool,
+    /// Whether a request was refused in this run of the batch while it shared the batch's
+    /// transaction with the others (`Run::Shared`).
+    refused_shared: bool,
     retention: Retention,
     /// The response events' own retention, and where their commits are published.
     response_retention: response::Retention,
@@ -300,8 +305,26 @@ struct WriterThread {
     stats: Arc<WriterStats>,
 }
 
+/// How a batch is run. Each request is undone alone when it is refused (a conflicting id, a row
+/// the database refuses), so that it never fails the others. A savepoint per request does that,
+/// but it copies every page the request changes first (a hook event changes eight tables: a
+/// fifth of the writer's time went there). So a batch is first run without them, and only
+/// when a request is refused is it rolled back and run again with them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Run {
+    /// The events' requests share the transaction: a refusal sends the batch to `Isolated`.
+    Shared,
+    /// Each request under its own savepoint; session rows held in memory, written once.
+    Isolated,
+    /// As `Isolated`, but each event writes its session row at once (writing the held rows
+    /// failed, and so only the request at fault is refused).
+    RowByRow,
+}
+
 /// Why a run of a batch failed.
 enum Failed {
+    /// A request was refused while sharing the transaction (`Run::Shared`).
+    Refused,
     /// Writing the session rows held in memory failed.
     HeldRows(rusqlite::Error),
     /// Anything else (the disk, the savepoint machinery).
@@ -392,8 +415,10 @@ impl WriterThread {
             session_heads: HashMap::new(),
             data_version: None,
             session_rows: RefCell::default(),
-            hold_sessions: true,
+            calls: RefCell::default(),
+            run: Run::Shared,
             rows_failed: false,
+            refused_shared: false,
             retention: Retention::default(),
             response_retention: response::Retention::default(),
             response_hub: ResponseHub::default(),
@@ -596,7 +621,11 @@ impl WriterThread {
     fn commit_batch(&mut self, batch: Vec<Pending>) {
         let received_at = time::format(self.clock.now());
         let started = Instant::now();
-        let mut attempt = self.run_batch(&batch, &received_at, true);
+        let mut attempt = self.run_batch(&batch, &received_at, Run::Shared);
+        if let Err(Failed::Refused) = &attempt {
+            self.stats.record_isolated();
+            attempt = self.run_batch(&batch, &received_at, Run::Isolated);
+        }
         if let Err(Failed::HeldRows(e)) = &attempt {
             // The rows are written outside any request's savepoint, so one request's bad row
             // would fail the whole batch: run it again writing each event's row at once, so
@@ -606,10 +635,11 @@ impl WriterThread {
                 "writing the batch's session rows failed; running it again row by row"
             );
             self.stats.record_rerun();
-            attempt = self.run_batch(&batch, &received_at, false);
+            attempt = self.run_batch(&batch, &received_at, Run::RowByRow);
         }
         let (outcomes, committed, applied) = match attempt {
             Ok(ran) => ran,
+            Err(Failed::Refused) => unreachable!("an isolated run refuses requests one by one"),
             Err(Failed::HeldRows(e) | Failed::Batch(e)) => {
                 tracing::error!(error = %e, "batch failed; nothing in it was stored");
                 self.healthy.store(false, Ordering::Release);
@@ -640,18 +670,19 @@ impl WriterThread {
     }
 
     /// Runs the batch in one transaction and commits it: each request's outcome, the events
-    /// stored, and when `COMMIT` began. With `hold`, the session rows the batch changes are
-    /// held in memory and written once, before `COMMIT` (and before a coordination command);
-    /// without, each event writes its row at once. On failure everything is rolled back.
+    /// stored, and when `COMMIT` began. Unless `run` is `RowByRow`, the session rows the batch
+    /// changes are held in memory and written once, before `COMMIT` (and before a coordination
+    /// command). On failure everything is rolled back.
     fn run_batch(
         &mut self,
         batch: &[Pending],
         received_at: &str,
-        hold: bool,
+        run: Run,
     ) -> Result<(Vec<Outcome>, Vec<StoredEvent>, Instant), Failed> {
         let head_before = self.head;
-        self.hold_sessions = hold;
+        self.run = run;
         self.rows_failed = false;
+        self.refused_shared = false;
         let mut outcomes = Vec::with_capacity(batch.len());
         let mut committed: Vec<StoredEvent> = Vec::new();
         let mut applied = Instant::now();
@@ -665,6 +696,7 @@ impl WriterThread {
             if self.data_version != Some(version)
                 || self.session_heads.len() > MAX_HELD_SESSIONS
                 || self.session_rows.get_mut().held() > MAX_HELD_SESSIONS
+                || self.calls.get_mut().held() > MAX_HELD_SESSIONS
             {
                 self.forget_sessions();
             }
@@ -688,7 +720,7 @@ impl WriterThread {
             applied = Instant::now();
             control(&self.conn, "COMMIT")
         });
-        self.hold_sessions = true;
+        self.run = Run::Shared;
         match result {
             Ok(()) => Ok((outcomes, committed, applied)),
             Err(e) => {
@@ -699,10 +731,16 @@ impl WriterThread {
                 }
                 self.head = head_before;
                 self.forget_sessions();
-                Err(match std::mem::take(&mut self.rows_failed) {
-                    true => Failed::HeldRows(e),
-                    false => Failed::Batch(e),
-                })
+                Err(
+                    match (
+                        std::mem::take(&mut self.refused_shared),
+                        std::mem::take(&mut self.rows_failed),
+                    ) {
+                        (true, _) => Failed::Refused,
+                        (false, true) => Failed::HeldRows(e),
+                        (false, false) => Failed::Batch(e),
+                    },
+                )
             }
         }
     }
@@ -712,6 +750,7 @@ impl WriterThread {
     fn forget_sessions(&mut self) {
         self.session_heads.clear();
         self.session_rows.get_mut().clear();
+        self.calls.get_mut().clear();
         self.data_version = None;
     }
 
@@ -743,8 +782,9 @@ impl WriterThread {
             .execute_batch("ROLLBACK TO request; RELEASE request")?;
         self.session_rows.get_mut().undo_request();
         self.head = head_before;
-        // Some counts were for rows just undone; the next event asks the file again.
+        // Some counts and calls were for rows just undone; the next event asks the file again.
         self.session_heads.clear();
+        self.calls.get_mut().clear();
         Ok(())
     }
 
@@ -756,6 +796,31 @@ impl WriterThread {
         received_at: &str,
         committed: &mut Vec<StoredEvent>,
     ) -> rusqlite::Result<Result<Vec<Appended>, AppendError>> {
+        if self.run == Run::Shared {
+            let mut stored = Vec::new();
+            let result: Result<Vec<Appended>, RequestError> = events
+                .iter()
+                .enumerate()
+                .map(|(index, event)| self.append_event(index, event, received_at, &mut stored))
+                .collect();
+            return match result {
+                Ok(appended) => {
+                    committed.append(&mut stored);
+                    Ok(Ok(appended))
+                }
+                // The disk (full, failing) refuses the batch as a whole, as it would refuse it
+                // run again.
+                Err(RequestError::Sqlite(e)) if is_storage_failure(&e) => Err(e),
+                // Nothing can undo this request alone: the batch runs again, isolated.
+                Err(_) => {
+                    self.refused_shared = true;
+                    Err(rusqlite::Error::SqliteFailure(
+                        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),
+                        Some("a request was refused in a shared run".into()),
+                    ))
+                }
+            };
+        }
         let head_before = self.open_request()?;
         let mut stored = Vec::new();
         let result: Result<Vec<Appended>, RequestError> = events
@@ -935,9 +1000,11 @@ impl WriterThread {
                 row.payload,
             ])?;
         self.head = row.sequence;
-        let tables = match self.hold_sessions {
-            true => Live::holding(&self.conn, &self.session_rows),
-            false => Live::new(&self.conn),
+        let tables = match self.run {
+            Run::Shared | Run::Isolated => {
+                Live::holding(&self.conn, &self.session_rows, &self.calls)
+            }
+            Run::RowByRow => Live::new(&self.conn),
         };
         let effects = projection::apply_to(&tables, &self.conn, &row)?;
         let appended = Appended {
@@ -981,6 +1048,15 @@ const MAX_HELD_SESSIONS: usize = 4_096;
 
 /// `PRAGMA data_version`: it changes (at least) whenever another connection commits to the
 /// database; never for this connection's own commits.
+/// Whether an error is the storage's (a full disk, an I/O error) rather than one request's.
+fn is_storage_failure(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::{CannotOpen, DiskFull, SystemIoFailure};
+    matches!(
+        e.sqlite_error_code(),
+        Some(DiskFull | SystemIoFailure | CannotOpen)
+    )
+}
+
 fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.prepare_cached("PRAGMA data_version")?
         .query_row([], |r| r.get(0))
@@ -1197,6 +1273,108 @@ mod tests {
         assert_eq!(sessions, [("s".into(), 1, 3, 3), ("t".into(), 4, 4, 1)]);
     }
 
+    /// A raw hook event (source `hook`) of session `s`.
+    fn hook(id: &str, name: &str, call: Option<&str>) -> NewEvent {
+        let mut payload = serde_json::json!({"session_id": "s", "hook_event_name": name});
+        if let Some(call) = call {
+            payload["tool_name"] = "Bash".into();
+            payload["tool_use_id"] = call.into();
+        }
+        NewEvent {
+            event_type: name.into(),
+            source: crate::ingest::hook::SOURCE.into(),
+            ..event(id, "s", &payload.to_string())
+        }
+    }
+
+    /// Tool use ids with their row ids, in order.
+    type CallRows = Vec<(String, String)>;
+
+    /// The calls the writer holds for session `s`, and those a fresh read of the file gives.
+    fn held_and_read(writer: &WriterThread) -> (Option<CallRows>, CallRows) {
+        let sorted = |calls: &foldhash::HashMap<String, String>| {
+            let mut calls: Vec<_> = calls.clone().into_iter().collect();
+            calls.sort();
+            calls
+        };
+        let held = writer.calls.borrow().of("s").map(sorted);
+        let read = sorted(&projection::tool_uses::calls_of(&writer.conn, "s").unwrap());
+        (held, read)
+    }
+
+    #[test]
+    fn the_calls_held_in_memory_equal_the_file_after_a_refused_request_and_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = writer(&dir);
+        commit(
+            &mut writer,
+            vec![vec![
+                hook("e1", "SessionStart", None),
+                hook("e2", "PreToolUse", Some("call-a")),
+                hook("e3", "PostToolUse", Some("call-a")),
+                hook("e4", "PreToolUse", Some("call-b")),
+            ]],
+        );
+        let (held, read) = held_and_read(&writer);
+        assert_eq!(read.len(), 2, "{read:?}");
+        assert_eq!(held.as_ref(), Some(&read));
+
+        // A batch where one request is refused (a1's id again, other content) after opening a
+        // call: the batch runs again isolated, and the refused call is in neither.
+        let outcomes = commit(
+            &mut writer,
+            vec![
+                vec![hook("e5", "PreToolUse", Some("call-c"))],
+                vec![
+                    hook("e6", "PreToolUse", Some("call-refused")),
+                    hook("e2", "PreToolUse", Some("call-other")),
+                ],
+                vec![hook("e7", "PostToolUse", Some("call-b"))],
+            ],
+        );
+        assert!(outcomes[0].is_ok() && outcomes[2].is_ok());
+        assert!(matches!(outcomes[1], Err(AppendError::Conflict { .. })));
+        let (held, read) = held_and_read(&writer);
+        assert_eq!(read.len(), 3, "{read:?}");
+        assert!(!read.iter().any(|(call, _)| call == "call-refused"));
+        // Let go of when the request was undone, then read again at e7.
+        assert_eq!(held.as_ref(), Some(&read));
+        let b: String = writer
+            .conn
+            .query_row(
+                "SELECT status FROM tool_uses WHERE tool_use_id = 'call-b'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(b, "completed", "e7 found call-b through the held calls");
+
+        // A restart holds nothing, then reads the session again on its next event.
+        drop(writer);
+        let mut writer = super::tests::writer(&dir);
+        assert_eq!(held_and_read(&writer).0, None);
+        commit(
+            &mut writer,
+            vec![vec![hook("e8", "PostToolUse", Some("call-c"))]],
+        );
+        let (held, read) = held_and_read(&writer);
+        assert_eq!(held.as_ref(), Some(&read));
+        let open: i64 = writer
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM tool_uses WHERE status = 'running'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(open, 0, "e8 closed call-c, opened before the restart");
+        let rows: i64 = writer
+            .conn
+            .query_row("SELECT COUNT(*) FROM tool_uses", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 3, "no call was made twice");
+    }
+
     #[test]
     fn a_command_sees_the_session_rows_changed_earlier_in_its_batch() {
         let dir = tempfile::tempdir().unwrap();
@@ -1387,7 +1565,14 @@ mod tests {
             .conn
             .pragma_update(None, "max_page_count", pages + 2)
             .unwrap();
-        let big = format!(r#"{{"blob":"{}"}}"#, "x".repeat(64 * 1024));
+        // Larger than the free pages the migrations left (tables made again) and the two new
+        // ones allowed together.
+        let free: i64 = writer
+            .conn
+            .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+            .unwrap();
+        let blob = (free as usize + 8) * crate::store::open::PAGE_SIZE as usize;
+        let big = format!(r#"{{"blob":"{}"}}"#, "x".repeat(blob));
         let outcomes = commit(
             &mut writer,
             vec![

@@ -17,13 +17,17 @@ use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
 pub enum Scenario {
+    /// The workload agents send: realistic Claude Code and Codex sessions as raw hook bodies on
+    /// `POST /event`, each on a fresh server beside the log-only floor (the same events on
+    /// `/events` with source `bench`), then one hook event at a time on one connection.
+    Hooks,
     /// One event per POST over many connections.
     Single,
     /// NDJSON batches over many connections.
     Batch,
     /// One connection, one event at a time (latency of a lone hook).
     Serial,
-    /// All three, in that order, against the same server.
+    /// `hooks`, then the other three in order against one server.
     All,
 }
 
@@ -34,21 +38,32 @@ pub struct IngestArgs {
     pub url: Option<String>,
     #[arg(long, value_enum, default_value_t = Scenario::All)]
     pub scenario: Scenario,
-    /// Events posted by the `single` and `batch` scenarios, each.
+    /// Events posted by the `single` and `batch` scenarios, and by each path of `hooks`.
     #[arg(long, default_value_t = 100_000)]
     pub events: usize,
-    /// Events posted by the `serial` scenario.
+    /// Events posted by the `serial` scenario, and by `hooks` one at a time.
     #[arg(long, default_value_t = 5_000)]
     pub serial_events: usize,
-    /// Concurrent connections for `single` and `batch`.
+    /// Concurrent connections for `hooks`, `single` and `batch`.
     #[arg(long, default_value_t = 64)]
     pub connections: usize,
     /// Events per NDJSON request in `batch`.
     #[arg(long, default_value_t = 100)]
     pub batch: usize,
-    /// Distinct sessions the events are spread over.
-    #[arg(long, default_value_t = 50)]
+    /// Sessions open at once (in `hooks`, each posts one event at a time, so at most this many
+    /// requests are in flight); for the other scenarios, the sessions events are spread over.
+    #[arg(long, default_value_t = 100)]
     pub sessions: usize,
+    /// Turns per session in `hooks` (18 events a Claude Code turn, 7 a Codex one).
+    #[arg(long, default_value_t = 8)]
+    pub turns: usize,
+    /// In `hooks`, also report the rate over each this many events (0: not), to show whether
+    /// ingest slows as the log grows.
+    #[arg(long, default_value_t = 100_000)]
+    pub window: usize,
+    /// Skip the log-only floor in `hooks` (its ratios are then not printed).
+    #[arg(long)]
+    pub no_floor: bool,
     /// Durability of the server this command starts.
     #[arg(long, value_enum, default_value_t = Durability::Full)]
     pub durability: Durability,
@@ -57,6 +72,12 @@ pub struct IngestArgs {
 impl IngestArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let runtime = tokio::runtime::Runtime::new()?;
+        if matches!(self.scenario, Scenario::Hooks | Scenario::All) {
+            runtime.block_on(super::hooks::scenario(&self))?;
+            if self.scenario == Scenario::Hooks {
+                return Ok(());
+            }
+        }
         let mut server = Server::external_or_start(self.url.as_deref(), self.durability)?;
         let result = runtime.block_on(self.run_scenarios(&server));
         if let Some(rss) = server.rss() {
@@ -96,7 +117,10 @@ impl IngestArgs {
             let report = load.run().await?;
             let cpu = Cpu::now(server).since(&cpu_before, events);
             let after = stats(&client, &url).await?;
-            report.print(scenario, connections, batch, &before, &after);
+            println!(
+                "\n{scenario:?}: {events} events, {connections} connection(s), {batch} event(s)/request"
+            );
+            report.print(&before, &after);
             println!("  CPU per event: {cpu}");
         }
         Ok(())
@@ -142,9 +166,13 @@ pub(super) struct Load {
 }
 
 pub(super) struct Report {
-    events: usize,
+    pub events: usize,
     pub elapsed: Duration,
-    latencies: Vec<Duration>,
+    pub latencies: Vec<Duration>,
+    /// The events of each window of the run, when asked for (0: not).
+    pub window: usize,
+    /// How long each whole window of `window` events took, in order.
+    pub windows: Vec<Duration>,
 }
 
 impl Load {
@@ -166,6 +194,8 @@ impl Load {
             events: this.events,
             elapsed: started.elapsed(),
             latencies,
+            window: 0,
+            windows: Vec::new(),
         })
     }
 
@@ -209,23 +239,25 @@ impl Load {
 }
 
 impl Report {
-    fn print(
-        &self,
-        scenario: Scenario,
-        connections: usize,
-        batch: usize,
-        before: &StatsSnapshot,
-        after: &StatsSnapshot,
-    ) {
+    pub fn rate(&self) -> f64 {
+        self.events as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// The latency at quantile `p`.
+    pub fn latency(&self, p: f64) -> Duration {
+        let mut latencies = self.latencies.clone();
+        latencies.sort();
+        super::quantile(&latencies, p).unwrap_or_default()
+    }
+
+    pub(super) fn print(&self, before: &StatsSnapshot, after: &StatsSnapshot) {
         let mut latencies = self.latencies.clone();
         latencies.sort();
         let pct = |p: f64| super::quantile(&latencies, p).expect("a latency per request");
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         println!(
-            "\n{scenario:?}: {} events, {connections} connection(s), {batch} event(s)/request\n  \
-             {:.0} events/s over {:.2} s\n  request latency ms: p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
-            self.events,
-            self.events as f64 / self.elapsed.as_secs_f64(),
+            "  {:.0} events/s over {:.2} s\n  request latency ms: p50 {:.2}  p90 {:.2}  p99 {:.2}  max {:.2}",
+            self.rate(),
             self.elapsed.as_secs_f64(),
             ms(pct(0.50)),
             ms(pct(0.90)),
@@ -250,6 +282,20 @@ impl Report {
             if n > 0 {
                 println!("    {:>9} events/commit: {n} commits", bucket.events);
             }
+        }
+        if self.windows.len() > 1 {
+            let rates: Vec<f64> = self
+                .windows
+                .iter()
+                .map(|w| self.window as f64 / w.as_secs_f64())
+                .collect();
+            let shown: Vec<String> = rates.iter().map(|r| format!("{r:.0}")).collect();
+            println!(
+                "  events/s per {} events: {}\n  last window / first: {:.2}",
+                self.window,
+                shown.join(" "),
+                rates[rates.len() - 1] / rates[0]
+            );
         }
     }
 }

@@ -5,8 +5,10 @@
 pub mod calibrate;
 pub mod floor;
 pub mod hook;
+pub mod hooks;
 pub mod ingest;
 pub mod rebuild;
+pub mod sessions;
 pub mod stream;
 
 use crate::config::Durability;
@@ -126,6 +128,37 @@ impl Server {
             field("VmRSS:")?,
             field("VmHWM:")?
         ))
+    }
+
+    /// Bytes the server has caused to be written to storage so far (`write_bytes` of
+    /// `/proc/PID/io`), when it is our child.
+    pub fn written_bytes(&self) -> Option<u64> {
+        let Server::Child { child, .. } = self else {
+            return None;
+        };
+        let io = std::fs::read_to_string(format!("/proc/{}/io", child.id())).ok()?;
+        io.lines()
+            .find_map(|l| l.strip_prefix("write_bytes:"))?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// CPU seconds used so far by the server's threads named `name`, when it is our child.
+    pub fn thread_cpu_seconds(&self, name: &str) -> Option<f64> {
+        let Server::Child { child, .. } = self else {
+            return None;
+        };
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id())).ok()?;
+        let mut total = None;
+        for task in tasks.flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if comm.trim() == name {
+                let stat = task.path().join("stat");
+                *total.get_or_insert(0.0) += cpu_seconds(stat.to_str()?)?;
+            }
+        }
+        total
     }
 
     /// CPU time (user + system) the server has used so far, when it is our child.

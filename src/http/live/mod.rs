@@ -1,7 +1,7 @@
 //! Seed 000's live channel: `GET /` with `Upgrade: websocket` opens a WebSocket that sends the
 //! hydration frames (`connected`, `roster_update`, `mission_state`), then the hero, mission and
 //! tool frames of every hook event committed after them, derived from the change stream. A
-//! plain `GET /` (no upgrade) is left for a web view: `404` until there is one.
+//! plain `GET /` (no upgrade) is the web view's board page.
 //!
 //! The socket is behind the same guards as every route (token, `Host`, `Origin`, rate limit)
 //! and takes one of the `--max-streams` slots for its life. What it holds is bounded: a page of
@@ -28,10 +28,11 @@ use axum::response::{IntoResponse, Response};
     tag = "live",
     responses(
         (status = 101, description = "With `Upgrade: websocket`: seed 000's live channel (docs/api.md)."),
-        (status = 404, description = "No such resource.", body = schemas::ErrorBody)
+        (status = 200, description = "Without `Upgrade`: the web view's board page (docs/web.md).", content_type = "text/html", body = String),
+        (status = 400, description = "A query string, or an `Upgrade` that is not a WebSocket handshake.", body = schemas::ErrorBody)
     )
 )]
-/// `GET /`: the WebSocket, or (without `Upgrade`) what a web view would answer.
+/// `GET /`: the WebSocket, or (without `Upgrade`) the web view.
 pub async fn root(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -43,11 +44,7 @@ pub async fn root(
     }
     let upgrade = match upgrade {
         Ok(upgrade) => upgrade,
-        Err(_) if !headers.contains_key(header::UPGRADE) => {
-            return Err(ApiError::NotFound {
-                path: Some(uri.path().to_string()),
-            });
-        }
+        Err(_) if !headers.contains_key(header::UPGRADE) => return Ok(crate::web::page()),
         Err(rejection) => {
             return Err(ApiError::invalid(format!(
                 "not a WebSocket handshake: {}",

@@ -9,10 +9,10 @@
 pub mod schemas;
 
 use super::{
-    alerts, changes, claims, events, factory, gaps, health, heroes, hooks, live, metrics, missions,
-    owners, recordings, responses, sessions, streams,
+    alerts, auth, changes, claims, events, factory, gaps, health, heroes, hooks, live, login,
+    metrics, missions, owners, pages, projections, pulse, recordings, responses, sessions, streams,
 };
-use axum::http::header;
+use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
 use std::sync::OnceLock;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -31,6 +31,12 @@ use utoipa::{Modify, OpenApi};
     ),
     paths(
         live::root,
+        pages::session,
+        pages::coordination,
+        pages::asset,
+        login::login,
+        login::logout,
+        pulse::pulse,
         health::health,
         health::stats,
         metrics::metrics,
@@ -44,6 +50,7 @@ use utoipa::{Modify, OpenApi};
         sessions::list,
         sessions::one,
         streams::session,
+        projections::until,
         recordings::export,
         recordings::replay,
         factory::one,
@@ -84,8 +91,10 @@ use utoipa::{Modify, OpenApi};
 )]
 pub struct ApiDoc;
 
-/// The token: a bearer scheme required on every operation but `/health`, each of which then
-/// also answers `401`.
+/// The token: a bearer scheme required on every operation but the open ones
+/// ([`auth::is_open`]: `/health`, `POST /login`, `GET /assets/{file}`), each of which then also
+/// answers `401`: the error envelope, or for a browser asking for HTML on a `GET`, the login
+/// form.
 struct BearerToken;
 
 impl Modify for BearerToken {
@@ -100,11 +109,18 @@ impl Modify for BearerToken {
             for (method, operation) in operations {
                 let Some(operation) = operation else { continue };
                 operation.operation_id = Some(operation_id(method, path));
-                if path == "/health" {
+                let http_method = match method {
+                    "get" => Method::GET,
+                    _ => Method::POST,
+                };
+                if auth::is_open(&http_method, path) {
+                    operation.security = Some(vec![Default::default()]);
                     continue;
                 }
-                let unauthorized = ResponseBuilder::new()
-                    .description("No valid bearer token (when hooklog has one).")
+                let mut unauthorized = ResponseBuilder::new()
+                    .description(
+                        "No valid bearer token or session cookie (when hooklog has a token).",
+                    )
                     .content(
                         "application/json",
                         utoipa::openapi::ContentBuilder::new()
@@ -112,8 +128,17 @@ impl Modify for BearerToken {
                                 "ErrorBody",
                             ))))
                             .build(),
-                    )
-                    .build();
+                    );
+                if method == "get" {
+                    // A browser navigating (`Accept: text/html`) gets the login form instead.
+                    let page = utoipa::openapi::ContentBuilder::new()
+                        .schema(Some(utoipa::openapi::schema::Object::with_type(
+                            utoipa::openapi::schema::Type::String,
+                        )))
+                        .build();
+                    unauthorized = unauthorized.content("text/html", page);
+                }
+                let unauthorized = unauthorized.build();
                 operation
                     .responses
                     .responses

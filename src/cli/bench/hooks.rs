@@ -1,0 +1,301 @@
+//! `bench ingest --scenario hooks`: the workload agents send. Realistic Claude Code and Codex
+//! sessions ([`super::sessions`]) post their raw hook bodies to `POST /event`, each session one
+//! event at a time in its own order (an agent waits on its hook), `sessions` sessions open at
+//! once over `connections` connections; a session that ends is replaced by a new one. The same
+//! sessions' events as `/events` envelopes with source `bench` (which only the log and the
+//! `sessions` row read) are the log-only path: the floor the hook path is compared with.
+
+use super::Server;
+use super::ingest::{IngestArgs, Report, stats};
+use super::sessions::Session;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// Which route the sessions' events take.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Path {
+    /// Raw hook bodies on `POST /event`: every projection.
+    Hooks,
+    /// The same events as `/events` envelopes with source `bench`: the log alone.
+    LogOnly,
+}
+
+impl Path {
+    pub fn label(self) -> &'static str {
+        match self {
+            Path::Hooks => "hooks: raw hook bodies on POST /event",
+            Path::LogOnly => "log-only floor: the same events on POST /events, source bench",
+        }
+    }
+}
+
+pub(super) struct HookLoad {
+    pub url: String,
+    pub path: Path,
+    pub events: usize,
+    pub connections: usize,
+    pub sessions: usize,
+    /// Turns per session (a Claude Code turn is 18 events, a Codex one 7).
+    pub turns: usize,
+    /// Keeps the session ids of this load apart from another's on the same database.
+    pub run: String,
+    /// Report the rate over each `window` events (0: not).
+    pub window: usize,
+}
+
+/// The sessions waiting for their next event, shared by the connections.
+struct Board {
+    ready: tokio::sync::Mutex<mpsc::UnboundedReceiver<Session>>,
+    give_back: mpsc::UnboundedSender<Session>,
+    /// Events handed out so far; none past `events`.
+    taken: AtomicUsize,
+    /// Sessions made so far (the next one's number).
+    made: AtomicUsize,
+    done: AtomicUsize,
+    /// When each `window`th event was answered.
+    marks: Mutex<Vec<Instant>>,
+}
+
+impl HookLoad {
+    pub async fn run(self) -> anyhow::Result<Report> {
+        let (give_back, ready) = mpsc::unbounded_channel();
+        for number in 0..self.sessions.max(1) {
+            give_back.send(Session::new(&self.run, number, self.turns))?;
+        }
+        let board = Arc::new(Board {
+            ready: tokio::sync::Mutex::new(ready),
+            give_back,
+            taken: AtomicUsize::new(0),
+            made: AtomicUsize::new(self.sessions.max(1)),
+            done: AtomicUsize::new(0),
+            marks: Mutex::new(Vec::new()),
+        });
+        let this = Arc::new(self);
+        let started = Instant::now();
+        let workers: Vec<_> = (0..this.connections)
+            .map(|_| {
+                let (this, board) = (this.clone(), board.clone());
+                tokio::spawn(async move { this.worker(&board).await })
+            })
+            .collect();
+        let mut latencies = Vec::new();
+        for worker in workers {
+            latencies.extend(worker.await??);
+        }
+        let elapsed = started.elapsed();
+        let marks = std::mem::take(&mut *board.marks.lock().expect("marks"));
+        let mut windows = Vec::new();
+        let mut from = started;
+        for mark in marks {
+            windows.push(mark - from);
+            from = mark;
+        }
+        Ok(Report {
+            events: this.events,
+            elapsed,
+            latencies,
+            window: this.window,
+            windows,
+        })
+    }
+
+    /// One keep-alive connection: take a ready session, post its next event, wait for the
+    /// answer, give the session back (or a new one in its place when it has ended).
+    async fn worker(&self, board: &Board) -> anyhow::Result<Vec<Duration>> {
+        let authority = self.url.trim_start_matches("http://").to_string();
+        let stream = tokio::net::TcpStream::connect(&authority).await?;
+        stream.set_nodelay(true)?;
+        let io = hyper_util::rt::TokioIo::new(stream);
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(io).await?;
+        tokio::spawn(connection);
+        let mut latencies = Vec::new();
+        loop {
+            if board.taken.fetch_add(1, Ordering::Relaxed) >= self.events {
+                return Ok(latencies);
+            }
+            // Every sender is a worker's board handle, so this waits until a session is free.
+            let Some(mut session) = board.ready.lock().await.recv().await else {
+                return Ok(latencies);
+            };
+            let event = match session.next_event() {
+                Some(event) => event,
+                None => {
+                    let number = board.made.fetch_add(1, Ordering::Relaxed);
+                    session = Session::new(&self.run, number, self.turns);
+                    session.next_event().expect("a new session has events")
+                }
+            };
+            let (uri, body) = match self.path {
+                Path::Hooks => ("/event", event.body),
+                Path::LogOnly => ("/events", event.envelope()),
+            };
+            let request = hyper::Request::post(uri)
+                .header("host", &authority)
+                .header("content-type", "application/json")
+                .body(Full::new(Bytes::from(body)))?;
+            let sent = Instant::now();
+            let answered = async {
+                let response = sender.send_request(request).await?;
+                let status = response.status();
+                response.into_body().collect().await?;
+                anyhow::Ok(status)
+            }
+            .await;
+            latencies.push(sent.elapsed());
+            // Given back even on an error, so no other connection waits for it forever.
+            board.give_back.send(session)?;
+            let status = answered?;
+            if !status.is_success() {
+                anyhow::bail!("the server answered {status} to a {}", event.event_type);
+            }
+            let done = board.done.fetch_add(1, Ordering::Relaxed) + 1;
+            if self.window > 0 && done.is_multiple_of(self.window) {
+                board.marks.lock().expect("marks").push(Instant::now());
+            }
+        }
+    }
+}
+
+/// What one path's run measured, on a server of its own.
+struct Measured {
+    report: Report,
+    events_per_commit: f64,
+    /// Bytes the server wrote to storage per event (`write_bytes` of `/proc/PID/io`).
+    written: Option<f64>,
+    /// CPU the writer thread, and the whole server, used per event, in µs.
+    writer_cpu: Option<f64>,
+    server_cpu: Option<f64>,
+    rss: Option<String>,
+}
+
+/// The `hooks` scenario: each path on a fresh server (or both on `--url`'s), the serial hook
+/// run, and the ratios of hooks to the floor.
+pub(super) async fn scenario(args: &IngestArgs) -> anyhow::Result<()> {
+    println!(
+        "hooklog bench ingest --scenario hooks: {} events per path, {} connections, {} sessions open, {} turns each",
+        args.events, args.connections, args.sessions, args.turns
+    );
+    let floor = match args.no_floor {
+        true => None,
+        false => Some(measure(args, Path::LogOnly, "floor").await?),
+    };
+    let hooks = measure(args, Path::Hooks, "hooks").await?;
+    if let Some(floor) = &floor {
+        let ratio = |h: f64, f: f64| format!("{:.2}x", h / f);
+        let both = |h: Option<f64>, f: Option<f64>| match (h, f) {
+            (Some(h), Some(f)) => ratio(h, f),
+            _ => "unknown".to_string(),
+        };
+        let ms = |r: &Report| r.latency(0.99).as_secs_f64() * 1000.0;
+        println!(
+            "\nhooks / log-only floor, same run:\n  events/s: {:.0} / {:.0} = {}\n  p99 ms: {:.2} / {:.2}\n  bytes written per event: {} / {} = {}\n  writer CPU per event: {} / {} = {}\n  server CPU per event: {} / {} = {}",
+            hooks.report.rate(),
+            floor.report.rate(),
+            ratio(hooks.report.rate(), floor.report.rate()),
+            ms(&hooks.report),
+            ms(&floor.report),
+            show(hooks.written, ""),
+            show(floor.written, ""),
+            both(hooks.written, floor.written),
+            show(hooks.writer_cpu, " µs"),
+            show(floor.writer_cpu, " µs"),
+            both(hooks.writer_cpu, floor.writer_cpu),
+            show(hooks.server_cpu, " µs"),
+            show(floor.server_cpu, " µs"),
+            both(hooks.server_cpu, floor.server_cpu),
+        );
+    }
+    Ok(())
+}
+
+fn show(value: Option<f64>, unit: &str) -> String {
+    value.map_or("unknown".to_string(), |v| format!("{v:.0}{unit}"))
+}
+
+/// Runs one path on its own server and prints what it measured; the hooks path also runs its
+/// serial pass there.
+async fn measure(args: &IngestArgs, path: Path, run: &str) -> anyhow::Result<Measured> {
+    let mut server = Server::external_or_start(args.url.as_deref(), args.durability)?;
+    let url = server.url();
+    let client = reqwest::Client::new();
+    let before = stats(&client, &url).await?;
+    let io_before = server.written_bytes();
+    let cpu_before = (server.thread_cpu_seconds(WRITER), server.cpu_seconds());
+    let report = HookLoad {
+        url: url.clone(),
+        path,
+        events: args.events,
+        connections: args.connections,
+        sessions: args.sessions,
+        turns: args.turns,
+        run: format!("{run}-{:06x}", std::process::id()),
+        window: args.window,
+    }
+    .run()
+    .await?;
+    let after = stats(&client, &url).await?;
+    let per_event = |after: Option<f64>, before: Option<f64>, scale: f64| {
+        Some((after? - before?) * scale / args.events.max(1) as f64)
+    };
+    let measured = Measured {
+        events_per_commit: (after.events - before.events) as f64
+            / (after.commits - before.commits).max(1) as f64,
+        written: per_event(
+            server.written_bytes().map(|b| b as f64),
+            io_before.map(|b| b as f64),
+            1.0,
+        ),
+        writer_cpu: per_event(server.thread_cpu_seconds(WRITER), cpu_before.0, 1e6),
+        server_cpu: per_event(server.cpu_seconds(), cpu_before.1, 1e6),
+        rss: server.rss(),
+        report,
+    };
+    println!(
+        "\n{}: {} events, {} connections, {} sessions open",
+        path.label(),
+        args.events,
+        args.connections,
+        args.sessions
+    );
+    measured.report.print(&before, &after);
+    println!(
+        "  {:.1} events per commit; bytes written per event: {}; CPU per event: writer {}, server {}\n  server memory: {}",
+        measured.events_per_commit,
+        show(measured.written, ""),
+        show(measured.writer_cpu, " µs"),
+        show(measured.server_cpu, " µs"),
+        measured.rss.as_deref().unwrap_or("unknown"),
+    );
+    if path == Path::Hooks && args.serial_events > 0 {
+        let serial = HookLoad {
+            url: url.clone(),
+            path,
+            events: args.serial_events,
+            connections: 1,
+            sessions: args.sessions,
+            turns: args.turns,
+            run: format!("serial-{:06x}", std::process::id()),
+            window: 0,
+        }
+        .run()
+        .await?;
+        let ms = |p: f64| serial.latency(p).as_secs_f64() * 1000.0;
+        println!(
+            "\nhooks, serial: {} events on one connection, one at a time\n  {:.0} events/s; latency ms p50 {:.2}  p99 {:.2}  max {:.2}",
+            args.serial_events,
+            serial.rate(),
+            ms(0.5),
+            ms(0.99),
+            ms(1.0),
+        );
+    }
+    server.stop();
+    Ok(measured)
+}
+
+/// The writer thread's name (`store::writer`).
+const WRITER: &str = "hooklog-writer";

@@ -1,0 +1,239 @@
+//! Realistic agent sessions for `bench ingest --scenario hooks`: the raw hook bodies of
+//! `fixtures/hooks/` (a Claude Code session and a Codex one), each session given a fresh
+//! session id, and each turn of it fresh tool use and subagent ids, so Pre and Post of one call
+//! share an id no other call has.
+//!
+//! A Claude Code session is its `SessionStart`, its first turn (prompt, Bash, a Task with an
+//! Explore subagent that greps, an Edit behind a permission request, a failed Write, Bash,
+//! `Stop`) played `turns` times, then the fixture's end (a prompt, an auto compact, Bash,
+//! `Stop`, `SessionEnd`). A Codex session (one in four) is its `SessionStart` and its turn
+//! (prompt, Bash and apply_patch calls, a permission request, a subagent, `Stop`) played
+//! `turns` times.
+
+use std::sync::LazyLock;
+
+const CLAUDE: &str = include_str!("../../../fixtures/hooks/claude-code-session.ndjson");
+const CODEX: &str = include_str!("../../../fixtures/hooks/codex-lifecycle.ndjson");
+
+/// One fixture as templates: the hook bodies, with the ids a fresh session replaces.
+struct Template {
+    lines: Vec<Line>,
+    /// Where the repeated turn is (`lines[turn]`), the rest being the start and the end.
+    turn: std::ops::Range<usize>,
+    session_id: String,
+    /// The tool use ids and subagent ids of the fixture, each made fresh per turn.
+    call_ids: Vec<String>,
+}
+
+struct Line {
+    event_type: String,
+    body: String,
+}
+
+impl Template {
+    fn parse(text: &str, turn: std::ops::Range<usize>) -> Template {
+        let mut call_ids: Vec<String> = Vec::new();
+        let mut session_id = String::new();
+        let lines = text
+            .lines()
+            .map(|body| {
+                let v: serde_json::Value = serde_json::from_str(body).expect("fixture line");
+                session_id = v["session_id"].as_str().expect("session_id").to_string();
+                for key in ["tool_use_id", "agent_id"] {
+                    if let Some(id) = v[key].as_str()
+                        && !call_ids.iter().any(|c| c == id)
+                    {
+                        call_ids.push(id.to_string());
+                    }
+                }
+                Line {
+                    event_type: v["hook_event_name"].as_str().expect("name").to_string(),
+                    body: body.to_string(),
+                }
+            })
+            .collect();
+        // Longest first, so an id that is a prefix of another is not replaced inside it.
+        call_ids.sort_by_key(|id| std::cmp::Reverse(id.len()));
+        Template {
+            lines,
+            turn,
+            session_id,
+            call_ids,
+        }
+    }
+
+    /// How many events a session of `turns` turns posts.
+    fn len(&self, turns: usize) -> usize {
+        self.lines.len() + self.turn.len() * turns.saturating_sub(1)
+    }
+
+    /// The line at `step` of a session of `turns` turns, and the turn it belongs to.
+    fn line(&self, step: usize, turns: usize) -> (&Line, usize) {
+        let start = self.turn.start;
+        let per_turn = self.turn.len();
+        if step < start {
+            return (&self.lines[step], 0);
+        }
+        let in_turns = step - start;
+        if in_turns < per_turn * turns {
+            return (
+                &self.lines[start + in_turns % per_turn],
+                in_turns / per_turn,
+            );
+        }
+        let tail = self.turn.end + (in_turns - per_turn * turns);
+        (&self.lines[tail], turns)
+    }
+}
+
+static CLAUDE_TEMPLATE: LazyLock<Template> = LazyLock::new(|| Template::parse(CLAUDE, 1..19));
+static CODEX_TEMPLATE: LazyLock<Template> = LazyLock::new(|| Template::parse(CODEX, 1..8));
+
+/// One hook event of a session: its type and raw body.
+pub struct HookEvent {
+    pub event_type: &'static str,
+    pub session_id: String,
+    pub body: String,
+}
+
+/// A session being played: which fixture, its id, and how far it has got.
+pub struct Session {
+    template: &'static Template,
+    number: usize,
+    id: String,
+    turns: usize,
+    step: usize,
+}
+
+impl Session {
+    /// The `number`th session of a run whose sessions are `turns` turns long; every fourth is
+    /// a Codex session. `run` keeps the ids of two runs on one database apart.
+    pub fn new(run: &str, number: usize, turns: usize) -> Session {
+        let template: &'static Template = match number % 4 {
+            3 => &CODEX_TEMPLATE,
+            _ => &CLAUDE_TEMPLATE,
+        };
+        Session {
+            template,
+            number,
+            id: format!("{run}-{number:07}-4e9a-a5c6-1d2f3e4a5b6c"),
+            turns: turns.max(1),
+            step: 0,
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The session's next hook event, `None` once it has ended.
+    pub fn next_event(&mut self) -> Option<HookEvent> {
+        if self.step >= self.template.len(self.turns) {
+            return None;
+        }
+        let (line, turn) = self.template.line(self.step, self.turns);
+        self.step += 1;
+        let mut body = line.body.replace(&self.template.session_id, &self.id);
+        for call in &self.template.call_ids {
+            if body.contains(call.as_str()) {
+                body = body.replace(call, &format!("{call}_{:07}_{turn:03}", self.number));
+            }
+        }
+        Some(HookEvent {
+            event_type: leak_type(&line.event_type),
+            session_id: self.id.clone(),
+            body,
+        })
+    }
+}
+
+/// The fixture's event names as `'static` strings (a handful, made once).
+fn leak_type(name: &str) -> &'static str {
+    static NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
+        let mut names: Vec<&'static str> = Vec::new();
+        for t in [&*CLAUDE_TEMPLATE, &*CODEX_TEMPLATE] {
+            for line in &t.lines {
+                if !names.contains(&line.event_type.as_str()) {
+                    names.push(Box::leak(line.event_type.clone().into_boxed_str()));
+                }
+            }
+        }
+        names
+    });
+    NAMES
+        .iter()
+        .find(|n| **n == name)
+        .copied()
+        .expect("a fixture event name")
+}
+
+impl HookEvent {
+    /// The same event as a canonical envelope for `POST /events` with source `bench`, which
+    /// no projection but `sessions` reads: the log-only path.
+    pub fn envelope(&self) -> String {
+        format!(
+            r#"{{"type":"{}","sessionId":"{}","source":"bench","payload":{}}}"#,
+            self.event_type, self.session_id, self.body
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn events(session: &mut Session) -> Vec<serde_json::Value> {
+        std::iter::from_fn(|| session.next_event())
+            .map(|e| serde_json::from_str(&e.body).expect("json"))
+            .collect()
+    }
+
+    #[test]
+    fn a_claude_session_repeats_its_turn_with_fresh_call_ids() {
+        let played = events(&mut Session::new("run", 0, 3));
+        let fixture = CLAUDE.lines().count();
+        assert_eq!(played.len(), fixture + 2 * 18);
+        let names: Vec<&str> = played
+            .iter()
+            .map(|v| v["hook_event_name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names[0], "SessionStart");
+        assert_eq!(names.last(), Some(&"SessionEnd"));
+        assert_eq!(names.iter().filter(|n| **n == "Stop").count(), 4);
+        // Every call id is opened by one PreToolUse and ended at most once.
+        let mut opened: HashMap<&str, usize> = HashMap::new();
+        for v in &played {
+            assert_eq!(v["session_id"], "run-0000000-4e9a-a5c6-1d2f3e4a5b6c");
+            if v["hook_event_name"] == "PreToolUse" {
+                *opened
+                    .entry(v["tool_use_id"].as_str().unwrap())
+                    .or_default() += 1;
+            }
+        }
+        assert_eq!(opened.len(), 7 + 2 * 6);
+        assert!(opened.values().all(|n| *n == 1));
+    }
+
+    #[test]
+    fn every_fourth_session_is_codex_and_each_has_its_own_id() {
+        let codex = events(&mut Session::new("run", 3, 2));
+        assert_eq!(codex.len(), 8 + 7);
+        assert!(codex[1]["turn_id"].is_string());
+        let a = Session::new("run", 1, 2);
+        let b = Session::new("run", 2, 2);
+        assert_ne!(a.id(), b.id());
+    }
+
+    #[test]
+    fn the_envelope_wraps_the_body_as_its_payload() {
+        let event = Session::new("run", 0, 1).next_event().unwrap();
+        let envelope: serde_json::Value = serde_json::from_str(&event.envelope()).unwrap();
+        assert_eq!(envelope["type"], "SessionStart");
+        assert_eq!(envelope["source"], "bench");
+        assert_eq!(
+            envelope["payload"],
+            serde_json::from_str::<serde_json::Value>(&event.body).unwrap()
+        );
+    }
+}

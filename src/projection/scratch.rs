@@ -1,0 +1,232 @@
+//! The debugger's view of the projections: events applied one at a time to a scratch database,
+//! and what its projection tables hold after each. `hooklog replay` (a file or `--session`,
+//! step by step or `--until`) and `GET /sessions/{id}/projections?until=` (the web view's
+//! replay scrubber) both go through here, so the page shows what the command prints.
+
+use super::sql;
+use crate::config::Durability;
+use crate::event::{NewEvent, StoredEvent, time};
+use crate::store::{open, read};
+use rusqlite::{Connection, params};
+use std::collections::{BTreeMap, HashMap};
+
+/// Bookkeeping tables the debugger view leaves out.
+const HIDDEN: &[&str] = &["hook_effects", "claim_actions", "agent_changes"];
+/// Columns that change with every event of a session; left out of the change lines.
+const NOISY: &[&str] = &[
+    "event_count",
+    "last_sequence",
+    "last_event_time",
+    "updated_at",
+];
+/// The longest value shown, in characters.
+const CLIP: usize = 60;
+
+/// Every projection row, keyed by table and its first two columns, with its columns as text.
+pub type Rows = BTreeMap<(String, String), Vec<(String, String)>>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScratchError {
+    #[error("scratch directory: {0}")]
+    Dir(#[from] std::io::Error),
+    #[error("scratch database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// A fresh database in a temporary directory (removed when this is dropped) that events are
+/// applied to in order, numbered as a log would number them.
+pub struct Scratch {
+    conn: Connection,
+    /// The next `session_sequence` of each session seen.
+    heads: HashMap<String, i64>,
+    applied: i64,
+    _dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Result<Scratch, ScratchError> {
+        let dir = tempfile::tempdir()?;
+        let conn = open::open_writer(&dir.path().join("replay.db"), Durability::Normal)?;
+        Ok(Scratch {
+            conn,
+            heads: HashMap::new(),
+            applied: 0,
+            _dir: dir,
+        })
+    }
+
+    /// Appends `event` and applies it to every projection.
+    pub fn apply(&mut self, event: &NewEvent) -> rusqlite::Result<()> {
+        let session_sequence = event.session_id.as_ref().map(|s| {
+            let next = self.heads.entry(s.clone()).or_insert(0);
+            *next += 1;
+            *next
+        });
+        self.applied += 1;
+        let stored = event.stored(self.applied, session_sequence, &time::now());
+        sql::prepare(
+            &self.conn,
+            "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(params![
+            stored.sequence,
+            stored.event_id,
+            stored.session_id,
+            stored.session_sequence,
+            stored.event_type,
+            stored.source,
+            stored.event_time,
+            stored.received_at,
+            stored.payload
+        ])?;
+        crate::projection::apply(&self.conn, &stored).map(drop)
+    }
+
+    /// Every projection row now (the bookkeeping tables left out).
+    pub fn rows(&self) -> rusqlite::Result<Rows> {
+        let mut out = BTreeMap::new();
+        for table in super::TABLES.iter().filter(|t| !HIDDEN.contains(t)) {
+            let mut statement = sql::prepare(&self.conn, &format!("SELECT * FROM {table}"))?;
+            let names: Vec<String> = statement
+                .column_names()
+                .iter()
+                .map(|c| c.to_string())
+                .collect();
+            let mut query = statement.query([])?;
+            while let Some(row) = query.next()? {
+                let values: Vec<String> = (0..names.len())
+                    .map(|i| row.get::<_, rusqlite::types::Value>(i).map(|v| show(&v)))
+                    .collect::<rusqlite::Result<_>>()?;
+                let key = format!(
+                    "{} {}",
+                    values[0],
+                    values.get(1).cloned().unwrap_or_default()
+                );
+                out.insert(
+                    (table.to_string(), key),
+                    names.iter().cloned().zip(values).collect(),
+                );
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The projections as they stood after one event.
+pub struct Until {
+    /// The event's position (its sequence in the log, or its line in a recording).
+    pub position: i64,
+    pub event_type: String,
+    /// Events applied up to and including it.
+    pub applied: usize,
+    pub rows: Rows,
+}
+
+impl Until {
+    /// What `hooklog replay --until` prints: a heading, then one `+` line per row.
+    pub fn lines(&self) -> Vec<String> {
+        let heading = format!(
+            "after #{} {} ({} events applied):",
+            self.position, self.event_type, self.applied
+        );
+        std::iter::once(heading)
+            .chain(changes(&Rows::new(), &self.rows))
+            .collect()
+    }
+}
+
+/// Applies `events` (each with its position) up to the first at or after `until`, and answers
+/// the projections then; `None` if no event is at or after `until`.
+pub fn until(events: &[(i64, NewEvent)], until: i64) -> Result<Option<Until>, ScratchError> {
+    let mut scratch = Scratch::new()?;
+    for (n, (position, event)) in events.iter().enumerate() {
+        scratch.apply(event)?;
+        if *position >= until {
+            return Ok(Some(Until {
+                position: *position,
+                event_type: event.event_type.clone(),
+                applied: n + 1,
+                rows: scratch.rows()?,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// A session's events as they were stored, each with its sequence, ready to apply again.
+pub fn session_events(conn: &Connection, session: &str) -> rusqlite::Result<Vec<(i64, NewEvent)>> {
+    let query = format!(
+        "SELECT {} FROM events WHERE session_id = ?1 ORDER BY session_sequence",
+        read::EVENT_COLUMNS
+    );
+    let stored: Vec<StoredEvent> = sql::prepare(conn, &query)?
+        .query_map([session], read::stored_event)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(stored
+        .into_iter()
+        .map(|e| {
+            let position = e.sequence;
+            let event = NewEvent {
+                event_id: e.event_id,
+                generated_id: false,
+                session_id: e.session_id,
+                event_type: e.event_type,
+                source: e.source,
+                event_time: Some(e.event_time),
+                received_at: Some(e.received_at),
+                payload: e.payload,
+            };
+            (position, event)
+        })
+        .collect())
+}
+
+fn show(value: &rusqlite::types::Value) -> String {
+    use rusqlite::types::Value as V;
+    match value {
+        V::Null => "NULL".into(),
+        V::Integer(i) => i.to_string(),
+        V::Real(f) => f.to_string(),
+        V::Text(t) => {
+            let one_line: String = t.split_whitespace().collect::<Vec<_>>().join(" ");
+            crate::ingest::bounds::clip(&one_line, CLIP)
+        }
+        V::Blob(b) => format!("<{} bytes>", b.len()),
+    }
+}
+
+/// The lines saying how `after` differs from `before`: `+` a new row with its set columns,
+/// `~` a changed row with the columns that changed, `-` a row gone.
+pub fn changes(before: &Rows, after: &Rows) -> Vec<String> {
+    let mut lines = Vec::new();
+    for ((table, key), columns) in after {
+        match before.get(&(table.clone(), key.clone())) {
+            None => {
+                let set: Vec<String> = columns
+                    .iter()
+                    .filter(|(_, v)| v != "NULL")
+                    .map(|(c, v)| format!("{c}={v}"))
+                    .collect();
+                lines.push(format!("  + {table} {}", set.join(" ")));
+            }
+            Some(old) if old != columns => {
+                let changed: Vec<String> = old
+                    .iter()
+                    .zip(columns)
+                    .filter(|((c, a), (_, b))| a != b && !NOISY.contains(&c.as_str()))
+                    .map(|((c, a), (_, b))| format!("{c}: {a} -> {b}"))
+                    .collect();
+                if !changed.is_empty() {
+                    lines.push(format!("  ~ {table} {key}: {}", changed.join(", ")));
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    for (table, key) in before.keys() {
+        if !after.contains_key(&(table.clone(), key.clone())) {
+            lines.push(format!("  - {table} {key}"));
+        }
+    }
+    lines
+}

@@ -1,0 +1,224 @@
+// The board: every session, grouped by what needs a person. It loads the projections once,
+// then follows the global event stream from the head it started at; each event refreshes
+// the session it belongs to (a burst is coalesced), so what it shows is what the
+// projections say, and a dropped stream resumes where it stopped.
+
+import { follow, get, head } from "./api.js";
+import { Pulse, bars } from "./pulse.js";
+import { clip, coalesce, duration, h } from "./dom.js";
+
+/** The board's columns, in the order a person should look at them. */
+const GROUPS = [
+  ["waiting", "Waiting for input", (s) => s.state === "awaiting_input" || s.state === "stuck"],
+  ["working", "Working", (s) => s.state === "active"],
+  ["idle", "Idle", (s) => s.state === "idle"],
+  ["ended", "Ended", (s) => s.state === "ended"],
+];
+/** A working session whose prompt has had no Stop for this long is marked. */
+const NO_STOP_MINUTES = 10;
+const FILTERS = ["cli", "project", "state", "source", "q"];
+
+const groupOf = (session) => GROUPS.find(([, , test]) => test(session))?.[0] ?? "idle";
+const byKey = (rows, key) => {
+  const map = new Map();
+  for (const row of rows) {
+    if (!map.has(row[key])) map.set(row[key], []);
+    map.get(row[key]).push(row);
+  }
+  return map;
+};
+
+/** The filters, kept in the URL's fragment so a filtered board has a link of its own. */
+function readFilters() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  return Object.fromEntries(FILTERS.map((f) => [f, params.get(f) || ""]));
+}
+
+function writeFilters(filters) {
+  const params = new URLSearchParams();
+  for (const f of FILTERS) if (filters[f]) params.set(f, filters[f]);
+  history.replaceState(null, "", params.size ? `#${params}` : location.pathname);
+}
+
+export async function board(main, status) {
+  const start = await head();
+  const [sessions, missions, running, pulseAnswer] = await Promise.all([
+    get("/sessions?limit=1000"),
+    get("/missions?limit=1000"),
+    get("/tool-uses?status=running&limit=1000"),
+    get("/pulse"),
+  ]);
+  const model = {
+    sessions: new Map(sessions.sessions.map((s) => [s.id, s])),
+    missions: byKey(missions.missions, "sessionId"),
+    running: byKey(running.toolUses, "sessionId"),
+    pulse: new Pulse(pulseAnswer),
+  };
+  const filters = readFilters();
+  const view = h("div", { class: "board" });
+  const controls = h("form", { class: "filters", role: "search" });
+  const chart = h("div", { class: "total-pulse" });
+  main.replaceChildren(h("h1", {}, "Board"), chart, controls, view);
+
+  const draw = () => {
+    drawControls(controls, model, filters, draw);
+    drawColumns(view, model, filters);
+    chart.replaceChildren(
+      h("span", {}, "Events per minute, last hour"),
+      bars(model.pulse.total(), { width: 360, height: 40, label: "all sessions:" })
+    );
+  };
+  draw();
+
+  // Responses to refreshes can come back out of order: keep only each session's latest.
+  const asked = new Map();
+  const load = async (id) => {
+    const n = (asked.get(id) || 0) + 1;
+    asked.set(id, n);
+    const enc = encodeURIComponent(id);
+    const [session, own, tools] = await Promise.all([
+      get(`/sessions/${enc}`).catch(() => null),
+      get(`/missions?sessionId=${enc}&limit=50`),
+      get(`/tool-uses?sessionId=${enc}&status=running&limit=100`),
+    ]);
+    if (asked.get(id) !== n) return;
+    if (session) model.sessions.set(id, session);
+    model.missions.set(id, own.missions);
+    model.running.set(id, tools.toolUses);
+  };
+  const dirty = new Set();
+  const refresh = coalesce(50, async () => {
+    const ids = [...dirty];
+    dirty.clear();
+    await Promise.all(ids.map((id) => load(id).catch(() => dirty.add(id))));
+    draw();
+  });
+  follow(
+    "/events",
+    start,
+    (envelope) => {
+      model.pulse.add(envelope);
+      if (envelope.context.sessionId) dirty.add(envelope.context.sessionId);
+      refresh();
+    },
+    status
+  );
+  document.addEventListener("tick", () => {
+    model.pulse.roll();
+    drawColumns(view, model, filters);
+  });
+}
+
+function drawControls(form, model, filters, redraw) {
+  if (form.contains(document.activeElement)) return; // never redraw under the person typing
+  const sessions = [...model.sessions.values()];
+  const choices = (name, label, values) =>
+    h(
+      "label",
+      {},
+      `${label} `,
+      h(
+        "select",
+        { name, onchange: (e) => update(name, e.target.value) },
+        h("option", { value: "" }, "any"),
+        [...new Set(values.filter(Boolean))].sort().map((v) => h("option", { value: v, selected: v === filters[name] }, v))
+      )
+    );
+  const update = (name, value) => {
+    filters[name] = value;
+    writeFilters(filters);
+    redraw();
+  };
+  form.replaceChildren(
+    choices("cli", "cli", sessions.map((s) => s.cli)),
+    choices("project", "project", sessions.map((s) => s.cwd)),
+    choices("state", "state", GROUPS.map(([g]) => g)),
+    choices("source", "source", sessions.map((s) => s.source)),
+    h(
+      "label",
+      {},
+      "search ",
+      h("input", {
+        type: "search",
+        name: "q",
+        value: filters.q,
+        placeholder: "session id or prompt",
+        oninput: (e) => {
+          filters.q = e.target.value;
+          writeFilters(filters);
+          drawColumns(document.querySelector(".board"), model, filters);
+        },
+      })
+    )
+  );
+  form.addEventListener("submit", (e) => e.preventDefault());
+}
+
+function matches(session, model, filters) {
+  if (filters.cli && session.cli !== filters.cli) return false;
+  if (filters.project && session.cwd !== filters.project) return false;
+  if (filters.source && session.source !== filters.source) return false;
+  if (filters.state && groupOf(session) !== filters.state) return false;
+  const q = filters.q.trim().toLowerCase();
+  if (!q) return true;
+  const prompts = (model.missions.get(session.id) || []).map((m) => m.prompt || "");
+  return [session.id, ...prompts].some((text) => text.toLowerCase().includes(q));
+}
+
+function drawColumns(view, model, filters) {
+  const shown = [...model.sessions.values()].filter((s) => matches(s, model, filters));
+  shown.sort((a, b) => b.lastSequence - a.lastSequence);
+  view.replaceChildren(
+    ...GROUPS.map(([group, title]) => {
+      const cards = shown.filter((s) => groupOf(s) === group).map((s) => card(s, model));
+      return h(
+        "section",
+        { class: `column ${group}`, "data-group": group, "aria-label": title },
+        h("h2", {}, `${title} `, h("span", { class: "count" }, String(cards.length))),
+        cards.length ? cards : h("p", { class: "empty" }, "none")
+      );
+    })
+  );
+}
+
+function card(session, model) {
+  const now = Date.now();
+  const missions = model.missions.get(session.id) || [];
+  const active = missions.find((m) => m.state === "active" && !m.parentMissionId);
+  const latest = active || missions[0];
+  const tools = model.running.get(session.id) || [];
+  const tool = tools[tools.length - 1];
+  const sinceStart = active ? now - Date.parse(active.startedAt) : 0;
+  const stateWord = session.state === "stuck" ? `stuck: ${session.stuckReason || "?"}` : session.state.replace("_", " ");
+  return h(
+    "article",
+    { class: "card", "data-session": session.id, "data-state": session.state },
+    h(
+      "header",
+      {},
+      h("a", { href: `/s/${encodeURIComponent(session.id)}`, class: "sid", title: session.id }, clip(session.id, 28)),
+      h("span", { class: `state ${session.state}` }, stateWord)
+    ),
+    h(
+      "p",
+      { class: "facts" },
+      [session.cli || session.source, session.model].filter(Boolean).join(" · "),
+      session.cwd ? h("span", { class: "project", title: session.cwd }, ` · ${clip(session.cwd, 40)}`) : null
+    ),
+    tool
+      ? h("p", { class: "tool" }, `▶ ${tool.tool || tool.kind}${tool.preview ? `: ${clip(tool.preview, 40)}` : ""} · `,
+          h("span", {}, duration(now - Date.parse(tool.startedAt))))
+      : null,
+    latest?.prompt ? h("p", { class: "prompt", title: latest.prompt }, clip(latest.prompt, 90)) : null,
+    session.stuckMessage ? h("p", { class: "stuck-message" }, clip(session.stuckMessage, 90)) : null,
+    h(
+      "p",
+      { class: "age" },
+      `last event ${duration(now - Date.parse(session.lastEventTime))} ago · ${session.eventCount} events`,
+      sinceStart > NO_STOP_MINUTES * 60_000
+        ? h("strong", { class: "no-stop" }, ` ⚠ no Stop for ${Math.floor(sinceStart / 60_000)} min`)
+        : null
+    ),
+    bars(model.pulse.of(session.id), { label: `${session.id}:` })
+  );
+}

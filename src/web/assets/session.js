@@ -1,0 +1,175 @@
+// A session's page: its facts, the timeline of its events (history, then live, from the
+// session's event stream), its missions as a tree, its alerts, the event opened in full, and
+// the replay scrubber. Every event has a link of its own: /s/{id}#e{sessionSequence}.
+
+import { follow, get } from "./api.js";
+import { clip, coalesce, duration, h } from "./dom.js";
+import { Replay } from "./replay.js";
+import { Timeline, rowOf } from "./timeline.js";
+
+const MISSION_STATE = { active: "⋯ active", completed: "✓ completed", failed: "✗ failed", interrupted: "⊘ interrupted" };
+
+export async function session(main, id, status) {
+  const enc = encodeURIComponent(id);
+  const facts = h("div", { class: "facts" }, "loading…");
+  const missions = h("div", { class: "missions" });
+  const alerts = h("div", { class: "alerts" });
+  const detail = h("section", { class: "detail", "aria-label": "the event opened", id: "detail" }, h("p", { class: "empty" }, "Click an event to open its JSON."));
+  const replay = new Replay(id);
+  const timeline = new Timeline((row) => open(row));
+  main.replaceChildren(
+    h("h1", {}, "Session ", h("code", {}, id)),
+    facts,
+    h(
+      "div",
+      { class: "session" },
+      h("section", { class: "events", "aria-label": "timeline" }, h("h2", {}, "Timeline"), timeline.el),
+      h(
+        "aside",
+        {},
+        detail,
+        replay.el,
+        h("section", {}, h("h2", {}, "Missions"), missions),
+        h("section", {}, h("h2", {}, "Alerts"), alerts)
+      )
+    )
+  );
+  // For tests and the devtools console: the timeline as [sessionSequence, event id] pairs.
+  window.hooklog = { timeline: () => timeline.rows.map((r) => [r.seq, r.id]) };
+
+  const opened = { id: null };
+  async function open(row) {
+    history.replaceState(null, "", `#e${row.seq}`);
+    opened.id = row.id;
+    const envelope = await get(`/events/${encodeURIComponent(row.id)}`);
+    if (opened.id !== row.id) return;
+    detail.replaceChildren(
+      h("h2", {}, `#${row.seq} ${row.type}`),
+      h(
+        "p",
+        { class: "links" },
+        h("a", { href: `/s/${enc}#e${row.seq}` }, "link to this event"),
+        " · ",
+        h("a", { href: `/events/${encodeURIComponent(row.id)}` }, "its JSON alone"),
+        " · ",
+        h("button", { type: "button", onclick: () => replay.goToSequence(row.sequence) }, "replay to here")
+      ),
+      h("pre", { class: "json", id: "event-json" }, JSON.stringify(envelope, null, 2))
+    );
+  }
+
+  // An #eN in the URL opens event N once it has arrived.
+  let wanted = Number(/^#e(\d+)$/.exec(location.hash)?.[1]) || null;
+  window.addEventListener("hashchange", () => {
+    const seq = Number(/^#e(\d+)$/.exec(location.hash)?.[1]);
+    const index = timeline.indexOfSeq(seq);
+    if (index >= 0 && timeline.selected !== index) timeline.select(index);
+  });
+
+  const refresh = coalesce(300, async () => {
+    const [one, own, raised] = await Promise.all([
+      get(`/sessions/${enc}`).catch(() => null),
+      get(`/missions?sessionId=${enc}&limit=1000`),
+      get("/alerts?limit=1000"),
+    ]);
+    drawFacts(facts, one);
+    missions.replaceChildren(tree(own.missions));
+    drawAlerts(alerts, raised.alerts.filter((a) => a.sessionId === id), timeline);
+  });
+  refresh();
+  follow(
+    `/sessions/${enc}/events`,
+    0,
+    (envelope) => {
+      const index = timeline.push(rowOf(envelope));
+      replay.add(envelope.context.sequence);
+      if (wanted === envelope.context.sessionSequence) {
+        wanted = null;
+        requestAnimationFrame(() => timeline.select(index));
+      }
+      refresh();
+    },
+    status
+  );
+}
+
+function drawFacts(el, session) {
+  if (!session) {
+    el.replaceChildren(h("p", { class: "empty" }, "No event of this session yet; waiting for its first."));
+    return;
+  }
+  const fact = (name, value) => (value ? [h("dt", {}, name), h("dd", {}, value)] : []);
+  el.replaceChildren(
+    h(
+      "dl",
+      {},
+      fact("state", session.state.replace("_", " ")),
+      fact("cli", session.cli),
+      fact("source", session.source),
+      fact("project", session.cwd),
+      fact("model", session.model),
+      fact("events", String(session.eventCount)),
+      fact("first", session.firstEventTime),
+      fact("last", session.lastEventTime),
+      fact("stuck", session.stuckReason && `${session.stuckReason}: ${session.stuckMessage || ""}`)
+    )
+  );
+}
+
+/** Missions nested under their parent (subagents under the prompt that started them). */
+function tree(missions) {
+  const children = new Map();
+  for (const m of missions) {
+    const parent = missions.some((p) => p.id === m.parentMissionId) ? m.parentMissionId : null;
+    if (!children.has(parent)) children.set(parent, []);
+    children.get(parent).push(m);
+  }
+  const list = (parent) =>
+    h(
+      "ul",
+      { class: "tree" },
+      (children.get(parent) || [])
+        .sort((a, b) => a.openedSequence - b.openedSequence)
+        .map((m) =>
+          h(
+            "li",
+            { class: `mission ${m.state}` },
+            h("span", { class: "kind" }, m.kind === "subagent" ? `subagent ${m.subagentType || ""}` : "prompt"),
+            " ",
+            h("span", { class: "title", title: m.prompt || "" }, clip(m.title || m.prompt || m.id, 70)),
+            " ",
+            h("span", { class: "state" }, MISSION_STATE[m.state] || m.state),
+            m.completedAt ? ` · ${duration(Date.parse(m.completedAt) - Date.parse(m.startedAt))}` : "",
+            children.has(m.id) ? list(m.id) : null
+          )
+        )
+    );
+  return missions.length ? list(null) : h("p", { class: "empty" }, "none");
+}
+
+function drawAlerts(el, alerts, timeline) {
+  if (!alerts.length) return el.replaceChildren(h("p", { class: "empty" }, "none"));
+  el.replaceChildren(
+    h(
+      "ul",
+      {},
+      alerts.map((a) =>
+        h(
+          "li",
+          { class: a.acknowledgedAt ? "acknowledged" : "open" },
+          h("strong", {}, a.kind),
+          ` ${clip(a.message, 120)} `,
+          h(
+            "button",
+            {
+              type: "button",
+              onclick: () => timeline.select(timeline.rows.findIndex((r) => r.sequence === a.eventSequence)),
+            },
+            "show its event"
+          ),
+          a.acknowledgedAt ? " (acknowledged)" : ""
+        )
+      )
+    )
+  );
+}

@@ -1,0 +1,172 @@
+// A session's timeline: one row per event, newest at the bottom, drawn virtually (only the
+// rows on screen are in the DOM), so a session of 100,000 events scrolls as one of 100.
+// Tool uses are paired here, Pre with its Post by tool_use_id, to show status and duration.
+
+import { clip, clock, duration, h } from "./dom.js";
+
+const ROW = 26; // px, the height of every row (app.css says the same)
+const OVERSCAN = 12;
+/** Events after which a tool use still open has been cut short. */
+const ENDS_A_TURN = new Set(["Stop", "SessionEnd", "StopFailure", "UserPromptSubmit"]);
+const STATUS = {
+  ok: "✓ ok",
+  failed: "✗ failed",
+  interrupted: "⊘ interrupted",
+  running: "⋯ running",
+};
+
+/** A payload field by its camelCase name, else its snake_case one. */
+function field(payload, camel) {
+  const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  const value = payload?.[camel] ?? payload?.[snake];
+  return value === null ? undefined : value;
+}
+
+/** One line saying what an event is about. */
+function summary(type, payload) {
+  const input = field(payload, "toolInput") || {};
+  const tool = field(payload, "tool") || field(payload, "toolName");
+  const detail =
+    input.command || input.file_path || input.filePath || input.pattern || input.description || input.url || "";
+  const text = [
+    field(payload, "prompt"),
+    tool && `${tool}${detail ? `: ${detail}` : ""}`,
+    field(payload, "message"),
+    field(payload, "reason"),
+    field(payload, "agentType"),
+    field(payload, "source"),
+    field(payload, "error"),
+  ].find((t) => typeof t === "string" && t);
+  return clip(text || "", 160);
+}
+
+/** What the timeline keeps of an event (not its payload: a row opens the full JSON). */
+export function rowOf(envelope) {
+  const payload = envelope.payload || {};
+  const kind = field(payload, "notificationType") || field(payload, "type");
+  const permission = envelope.type === "PermissionRequest" || /permission/i.test(String(kind || ""));
+  return {
+    seq: envelope.context.sessionSequence,
+    sequence: envelope.context.sequence,
+    id: envelope.id,
+    type: envelope.type,
+    time: envelope.context.eventTime,
+    summary: summary(envelope.type, payload),
+    toolUseId: field(payload, "toolUseId"),
+    interrupt: field(payload, "isInterrupt") === true,
+    permission,
+    status: null,
+    pair: null,
+    durationMs: null,
+  };
+}
+
+export class Timeline {
+  constructor(onOpen) {
+    this.rows = [];
+    this.open = new Map(); // tool_use_id -> its Pre row, until its Post
+    this.onOpen = onOpen;
+    this.selected = null;
+    this.stick = true;
+    this.spacer = h("div", { class: "spacer" });
+    this.el = h("div", { class: "timeline", id: "timeline", role: "list", "aria-label": "events", tabindex: "0" }, this.spacer);
+    this.el.addEventListener("scroll", () => {
+      this.stick = this.el.scrollTop + this.el.clientHeight >= this.el.scrollHeight - ROW * 2;
+      this.schedule();
+    });
+    this.el.addEventListener("keydown", (e) => {
+      const step = { j: 1, k: -1 }[e.key];
+      if (step && this.selected !== null) this.select(this.selected + step);
+    });
+    new ResizeObserver(() => this.schedule()).observe(this.el);
+  }
+
+  push(row) {
+    const index = this.rows.length;
+    this.rows.push(row);
+    if (row.type === "PreToolUse" && row.toolUseId) {
+      row.status = "running";
+      this.open.set(row.toolUseId, index);
+    } else if ((row.type === "PostToolUse" || row.type === "PostToolUseFailure") && this.open.has(row.toolUseId)) {
+      const pre = this.rows[this.open.get(row.toolUseId)];
+      this.open.delete(row.toolUseId);
+      pre.status = row.type === "PostToolUse" ? "ok" : row.interrupt ? "interrupted" : "failed";
+      pre.durationMs = Date.parse(row.time) - Date.parse(pre.time);
+      Object.assign(row, { status: pre.status, durationMs: pre.durationMs, pair: pre.seq });
+      pre.pair = row.seq;
+    } else if (ENDS_A_TURN.has(row.type)) {
+      for (const open of this.open.values()) this.rows[open].status = "interrupted";
+      this.open.clear();
+    }
+    this.schedule();
+    return index;
+  }
+
+  indexOfSeq(seq) {
+    // Rows arrive in sessionSequence order from 1, so the index is usually seq - 1.
+    const guess = this.rows[seq - 1];
+    return guess?.seq === seq ? seq - 1 : this.rows.findIndex((r) => r.seq === seq);
+  }
+
+  select(index, scroll = true) {
+    if (index < 0 || index >= this.rows.length) return;
+    this.selected = index;
+    if (scroll) {
+      const top = index * ROW;
+      if (top < this.el.scrollTop || top > this.el.scrollTop + this.el.clientHeight - ROW) {
+        this.el.scrollTop = Math.max(0, top - this.el.clientHeight / 2);
+      }
+    }
+    this.onOpen(this.rows[index]);
+    this.schedule();
+  }
+
+  schedule() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.render();
+    });
+  }
+
+  render() {
+    this.spacer.style.height = `${this.rows.length * ROW}px`;
+    if (this.stick && this.selected === null) this.el.scrollTop = this.el.scrollHeight;
+    const top = this.el.scrollTop;
+    const first = Math.max(0, Math.floor(top / ROW) - OVERSCAN);
+    const last = Math.min(this.rows.length, Math.ceil((top + this.el.clientHeight) / ROW) + OVERSCAN);
+    const drawn = [];
+    for (let i = first; i < last; i++) drawn.push(this.line(this.rows[i], i));
+    this.spacer.replaceChildren(...drawn);
+    this.el.dataset.count = String(this.rows.length);
+  }
+
+  line(row, index) {
+    const classes = ["row", `t-${row.type}`];
+    if (row.status) classes.push(`s-${row.status}`);
+    if (row.permission) classes.push("permission");
+    if (index === this.selected) classes.push("selected");
+    const status = row.status
+      ? h("span", { class: "status" }, STATUS[row.status], row.durationMs !== null ? ` ${duration(row.durationMs)}` : "")
+      : null;
+    const el = h(
+      "div",
+      {
+        class: classes.join(" "),
+        role: "listitem",
+        "data-seq": row.seq,
+        "data-id": row.id,
+        onclick: () => this.select(index, false),
+      },
+      h("a", { class: "seq", href: `#e${row.seq}`, title: "a link to this event" }, `#${row.seq}`),
+      h("span", { class: "time" }, clock(row.time)),
+      h("span", { class: "type" }, row.permission ? `⚠ ${row.type}` : row.type),
+      status,
+      row.pair ? h("a", { class: "pair", href: `#e${row.pair}` }, row.type === "PreToolUse" ? `→ #${row.pair}` : `← #${row.pair}`) : null,
+      h("span", { class: "summary" }, row.summary)
+    );
+    el.style.top = `${index * ROW}px`;
+    return el;
+  }
+}
