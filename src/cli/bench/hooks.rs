@@ -107,11 +107,7 @@ impl HookLoad {
     /// answer, give the session back (or a new one in its place when it has ended).
     async fn worker(&self, board: &Board) -> anyhow::Result<Vec<Duration>> {
         let authority = self.url.trim_start_matches("http://").to_string();
-        let stream = tokio::net::TcpStream::connect(&authority).await?;
-        stream.set_nodelay(true)?;
-        let io = hyper_util::rt::TokioIo::new(stream);
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(io).await?;
-        tokio::spawn(connection);
+        let mut sender = super::ingest::connect(&authority).await?;
         let mut latencies = Vec::new();
         loop {
             if board.taken.fetch_add(1, Ordering::Relaxed) >= self.events {

@@ -204,11 +204,7 @@ impl Load {
     /// server, so every microsecond it spends is one the server does not get.
     async fn worker(&self, next: &AtomicUsize) -> anyhow::Result<Vec<Duration>> {
         let authority = self.url.trim_start_matches("http://").to_string();
-        let stream = tokio::net::TcpStream::connect(&authority).await?;
-        stream.set_nodelay(true)?;
-        let io = hyper_util::rt::TokioIo::new(stream);
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(io).await?;
-        tokio::spawn(connection);
+        let mut sender = connect(&authority).await?;
         let content_type = if self.batch == 1 {
             "application/json"
         } else {
@@ -236,6 +232,18 @@ impl Load {
             }
         }
     }
+}
+
+/// One keep-alive HTTP/1.1 connection to `authority`, without Nagle's delay.
+pub(super) async fn connect(
+    authority: &str,
+) -> anyhow::Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>> {
+    let stream = tokio::net::TcpStream::connect(authority).await?;
+    stream.set_nodelay(true)?;
+    let io = hyper_util::rt::TokioIo::new(stream);
+    let (sender, connection) = hyper::client::conn::http1::handshake(io).await?;
+    tokio::spawn(connection);
+    Ok(sender)
 }
 
 impl Report {

@@ -68,7 +68,7 @@ impl Template {
     }
 
     /// The line at `step` of a session of `turns` turns, and the turn it belongs to.
-    fn line(&self, step: usize, turns: usize) -> (&Line, usize) {
+    fn line(&'static self, step: usize, turns: usize) -> (&'static Line, usize) {
         let start = self.turn.start;
         let per_turn = self.turn.len();
         if step < start {
@@ -140,31 +140,11 @@ impl Session {
             }
         }
         Some(HookEvent {
-            event_type: leak_type(&line.event_type),
+            event_type: &line.event_type,
             session_id: self.id.clone(),
             body,
         })
     }
-}
-
-/// The fixture's event names as `'static` strings (a handful, made once).
-fn leak_type(name: &str) -> &'static str {
-    static NAMES: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-        let mut names: Vec<&'static str> = Vec::new();
-        for t in [&*CLAUDE_TEMPLATE, &*CODEX_TEMPLATE] {
-            for line in &t.lines {
-                if !names.contains(&line.event_type.as_str()) {
-                    names.push(Box::leak(line.event_type.clone().into_boxed_str()));
-                }
-            }
-        }
-        names
-    });
-    NAMES
-        .iter()
-        .find(|n| **n == name)
-        .copied()
-        .expect("a fixture event name")
 }
 
 impl HookEvent {
