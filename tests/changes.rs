@@ -89,7 +89,17 @@ async fn folding_the_changes_in_order_gives_the_projection_rows() {
         let (_, body) = app.get(&format!("{route}?limit=1000")).await;
         for row in body[field].as_array().unwrap() {
             let id = row["id"].as_str().unwrap().to_string();
-            expected.insert((entity.to_string(), id), row.as_object().unwrap().clone());
+            let mut row = row.as_object().unwrap().clone();
+            if entity == "hero" {
+                // A hero's latest activity is its session's latest event, which every change
+                // names itself: the hero's deltas do not repeat it.
+                let (_, session) = app
+                    .get(&format!("/sessions/{}", row["sessionId"].as_str().unwrap()))
+                    .await;
+                assert_eq!(row.remove("lastSequence").unwrap(), session["lastSequence"]);
+                assert_eq!(row.remove("updatedAt").unwrap(), session["lastEventTime"]);
+            }
+            expected.insert((entity.to_string(), id), row);
         }
     }
     assert!(
@@ -185,7 +195,7 @@ async fn the_change_stream_resumes_after_a_restart_with_nothing_missed_or_repeat
     assert_eq!(
         stored.len(),
         lines.len(),
-        "each hook event of the session changed its hero"
+        "each hook event of the session has its change"
     );
 }
 

@@ -6,7 +6,7 @@ use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
 use super::sessions::{DEFAULT_ROWS, check_state};
 use crate::http::openapi::schemas;
-use crate::projection::heroes::{self, Hero};
+use crate::projection::heroes::{self, HeroView};
 use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -26,7 +26,7 @@ pub struct HeroesQuery {
 #[derive(Serialize, utoipa::ToSchema)]
 pub struct HeroList {
     #[schema(value_type = Vec<schemas::Row>)]
-    heroes: Vec<Hero>,
+    heroes: Vec<HeroView>,
 }
 
 #[utoipa::path(
@@ -67,7 +67,7 @@ pub async fn list(
 pub async fn one(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<Hero>, ApiError> {
+) -> Result<Json<HeroView>, ApiError> {
     state
         .store
         .read(move |conn| heroes::get(conn, &id))

@@ -135,7 +135,7 @@ pub async fn event(
             .store
             .read(move |conn| heroes::get(conn, &hero))
             .await?
-            .map_or(alias, |h| h.session_id);
+            .map_or(alias, |h| h.hero.session_id);
         parsed.event.session_id = Some(session);
     }
     let appended = append_one(&state, parsed.event).await?;

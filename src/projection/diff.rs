@@ -52,8 +52,7 @@ diff!(Hero {
     id => "id", session_id => "sessionId", cli => "cli", cwd => "cwd", tty => "tty",
     model => "model", faction => "faction", state => "state",
     active_mission_id => "activeMissionId", mission_count => "missionCount",
-    spawned_event_id => "spawnedEventId", spawned_at => "spawnedAt", updated_at => "updatedAt",
-    last_sequence => "lastSequence",
+    spawned_event_id => "spawnedEventId", spawned_at => "spawnedAt",
 });
 
 diff!(Mission {
@@ -94,24 +93,22 @@ mod tests {
             mission_count: 0,
             spawned_event_id: "e".into(),
             spawned_at: "t".into(),
-            updated_at: "t".into(),
-            last_sequence: 1,
         };
         let mut all = Vec::new();
         hero.write_all(&mut all);
         let all: Value = serde_json::from_slice(&all).unwrap();
-        assert_eq!(all.as_object().unwrap().len(), 14);
+        assert_eq!(all.as_object().unwrap().len(), 12);
         let mut after = hero.clone();
         after.state = "active".into();
         after.active_mission_id = Some("m\"1".into());
-        after.last_sequence = 2;
+        after.mission_count = 2;
         let mut out = b"{".to_vec();
         assert!(after.write_changed(&hero, &mut out));
         out.push(b'}');
         let set: Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(
             set,
-            json!({"state": "active", "activeMissionId": "m\"1", "lastSequence": 2})
+            json!({"state": "active", "activeMissionId": "m\"1", "missionCount": 2})
         );
         assert!(!hero.write_changed(&hero.clone(), &mut Vec::new()));
     }

@@ -34,12 +34,29 @@ pub struct Hero {
     pub mission_count: i64,
     pub spawned_event_id: String,
     pub spawned_at: String,
+}
+
+/// A hero as the routes show it: its row, and its session's latest event (every event of a
+/// session is its hero's activity, so the hero's row is not rewritten for each).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HeroView {
+    #[serde(flatten)]
+    pub hero: Hero,
+    /// The event time of its session's latest event.
     pub updated_at: String,
+    /// The sequence of its session's latest event.
     pub last_sequence: i64,
 }
 
 const COLUMNS: &str = "id, session_id, cli, cwd, tty, model, faction, state, active_mission_id,
-     mission_count, spawned_event_id, spawned_at, updated_at, last_sequence";
+     mission_count, spawned_event_id, spawned_at";
+
+/// [`COLUMNS`] of `h`, then its session's latest event, from `heroes h JOIN sessions s`.
+const VIEW: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction, h.state,
+     h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
+     s.last_event_time, s.last_sequence
+     FROM heroes h JOIN sessions s ON s.id = h.session_id";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
     Ok(Hero {
@@ -55,43 +72,49 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
         mission_count: r.get(9)?,
         spawned_event_id: r.get(10)?,
         spawned_at: r.get(11)?,
+    })
+}
+
+fn view(r: &Row<'_>) -> rusqlite::Result<HeroView> {
+    Ok(HeroView {
+        hero: row(r)?,
         updated_at: r.get(12)?,
         last_sequence: r.get(13)?,
     })
 }
 
-pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Hero>> {
+/// The hero row of a session, as the projection reads it.
+pub fn by_session(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<Hero>> {
     sql::prepare(conn, &format!("SELECT {COLUMNS} FROM heroes WHERE id = ?1"))?
-        .query_row([id], row)
+        .query_row([hero_id(session_id)], row)
         .optional()
 }
 
-pub fn by_session(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<Hero>> {
-    get(conn, &hero_id(session_id))
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<HeroView>> {
+    sql::prepare(conn, &format!("{VIEW} WHERE h.id = ?1"))?
+        .query_row([id], view)
+        .optional()
 }
 
 /// Heroes by most recent activity, optionally in one state.
-pub fn list(conn: &Connection, state: Option<&str>, limit: u32) -> rusqlite::Result<Vec<Hero>> {
+pub fn list(conn: &Connection, state: Option<&str>, limit: u32) -> rusqlite::Result<Vec<HeroView>> {
     sql::prepare(
         conn,
         &format!(
-            "SELECT {COLUMNS} FROM heroes WHERE (?1 IS NULL OR state = ?1)
-         ORDER BY last_sequence DESC LIMIT ?2"
+            "{VIEW} WHERE (?1 IS NULL OR h.state = ?1) ORDER BY s.last_sequence DESC LIMIT ?2"
         ),
     )?
-    .query_map(params![state, limit], row)?
+    .query_map(params![state, limit], view)?
     .collect()
 }
 
 /// The heroes whose session has not ended, by most recent activity.
-pub fn live(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<Hero>> {
+pub fn live(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<HeroView>> {
     sql::prepare(
         conn,
-        &format!(
-            "SELECT {COLUMNS} FROM heroes WHERE state <> 'ended' ORDER BY last_sequence DESC LIMIT ?1"
-        ),
+        &format!("{VIEW} WHERE h.state <> 'ended' ORDER BY s.last_sequence DESC LIMIT ?1"),
     )?
-    .query_map([limit], row)?
+    .query_map([limit], view)?
     .collect()
 }
 
@@ -99,10 +122,9 @@ pub fn live(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<Hero>> {
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "INSERT INTO heroes ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
          ON CONFLICT (id) DO UPDATE SET cli = ?3, cwd = ?4, tty = ?5, model = ?6,
-             faction = ?7, state = ?8, active_mission_id = ?9, mission_count = ?10,
-             updated_at = ?13, last_sequence = ?14"
+             faction = ?7, state = ?8, active_mission_id = ?9, mission_count = ?10"
     )
 });
 
@@ -130,8 +152,6 @@ pub fn save_with(statement: &mut CachedStatement<'_>, hero: &Hero) -> rusqlite::
         hero.mission_count,
         hero.spawned_event_id,
         hero.spawned_at,
-        hero.updated_at,
-        hero.last_sequence,
     ])?;
     Ok(())
 }

@@ -227,8 +227,6 @@ fn hero_for(
                 mission_count: 0,
                 spawned_event_id: event.event_id.clone(),
                 spawned_at: event.event_time.clone(),
-                updated_at: event.event_time.clone(),
-                last_sequence: event.sequence,
             }
         }
     };
@@ -240,8 +238,6 @@ fn hero_for(
     hero.tty = text("tty").or(hero.tty);
     hero.model = text("modelId").or_else(|| text("model")).or(hero.model);
     hero.faction = text("faction").or(hero.faction);
-    hero.updated_at = event.event_time.clone();
-    hero.last_sequence = event.sequence;
     Ok(hero)
 }
 

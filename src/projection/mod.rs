@@ -139,7 +139,7 @@ pub fn apply_agents(
             tables.session(event, &facts)?;
             let recorder = recorder::Recorder::new(tables);
             effects = hook::apply(&recorder, event, view)?;
-            tables.effects(&event.event_id, &effects)?;
+            tables.effects(event.sequence, &effects)?;
             if let Some(row) = recorder.finish(event.sequence, &effects) {
                 tables.changes(row)?;
             }
@@ -215,18 +215,20 @@ pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effect
     if event.source != hook_ingest::SOURCE {
         return Ok(Effects::default());
     }
-    Ok(sql::prepare(
+    // A hook event with a session has its session's hero (`hook::apply`); one without has none.
+    let Some(session) = event.session_id.as_deref() else {
+        return Ok(Effects::default());
+    };
+    let mission_id = sql::prepare(
         conn,
-        "SELECT hero_id, mission_id FROM hook_effects WHERE event_id = ?1",
+        "SELECT mission_id FROM hook_effects WHERE sequence = ?1",
     )?
-    .query_row([&event.event_id], |r| {
-        Ok(Effects {
-            hero_id: r.get(0)?,
-            mission_id: r.get(1)?,
-        })
+    .query_row([event.sequence], |r| r.get(0))
+    .optional()?;
+    Ok(Effects {
+        hero_id: Some(heroes::hero_id(session)),
+        mission_id,
     })
-    .optional()?
-    .unwrap_or_default())
 }
 
 /// Every projection table's rows as text (`table: v1 | v2 | ...`), in primary-key order: two

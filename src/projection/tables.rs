@@ -51,8 +51,8 @@ pub trait Tables {
     /// Every running tool use of the session, in the order they started.
     fn running_tools(&self, session: &str) -> Result<Vec<ToolUse>>;
     fn save_tool(&self, tool: ToolUse) -> Result<()>;
-    /// Records what a hook event did (`hook_effects`).
-    fn effects(&self, event_id: &str, effects: &Effects) -> Result<()>;
+    /// Records the mission a hook event answered with (`hook_effects`, by its sequence).
+    fn effects(&self, sequence: i64, effects: &Effects) -> Result<()>;
     /// Records what a hook event changed in the agent rows (`agent_changes`).
     fn changes(&self, row: ChangeRow) -> Result<()>;
 }
@@ -154,8 +154,11 @@ impl Tables for Live<'_> {
         Ok(())
     }
 
-    fn effects(&self, event_id: &str, effects: &Effects) -> Result<()> {
-        save_effects(self.conn, event_id, effects)
+    fn effects(&self, sequence: i64, effects: &Effects) -> Result<()> {
+        match &effects.mission_id {
+            Some(mission) => save_effects(self.conn, sequence, mission),
+            None => Ok(()),
+        }
     }
 
     fn changes(&self, row: ChangeRow) -> Result<()> {
@@ -164,14 +167,10 @@ impl Tables for Live<'_> {
 }
 
 const SAVE_EFFECTS: &str =
-    "INSERT OR REPLACE INTO hook_effects (event_id, hero_id, mission_id) VALUES (?1, ?2, ?3)";
+    "INSERT OR REPLACE INTO hook_effects (sequence, mission_id) VALUES (?1, ?2)";
 
-fn save_effects(conn: &Connection, event_id: &str, effects: &Effects) -> Result<()> {
-    sql::prepare(conn, SAVE_EFFECTS)?.execute(params![
-        event_id,
-        effects.hero_id,
-        effects.mission_id
-    ])?;
+fn save_effects(conn: &Connection, sequence: i64, mission: &str) -> Result<()> {
+    sql::prepare(conn, SAVE_EFFECTS)?.execute(params![sequence, mission])?;
     Ok(())
 }
 
@@ -533,7 +532,8 @@ struct Memory {
     shards: HashMap<String, Shard>,
     /// The sessions whose shard was used since the last take.
     touched: Vec<String>,
-    effects: Vec<(String, Effects)>,
+    /// `hook_effects` rows: an event's sequence and the mission it answered with.
+    effects: Vec<(i64, String)>,
     changes: Vec<ChangeRow>,
 }
 
@@ -576,7 +576,8 @@ pub struct Changes {
     heroes: Vec<Hero>,
     missions: Vec<Mission>,
     tools: Vec<ToolUse>,
-    effects: Vec<(String, Effects)>,
+    /// `hook_effects` rows: an event's sequence and the mission it answered with.
+    effects: Vec<(i64, String)>,
     changes: Vec<ChangeRow>,
 }
 
@@ -599,8 +600,8 @@ impl Changes {
             tool_uses::save_with(&mut save, tool)?;
         }
         let mut save = sql::prepare(conn, SAVE_EFFECTS)?;
-        for (event_id, effects) in &self.effects {
-            save.execute(params![event_id, effects.hero_id, effects.mission_id])?;
+        for (sequence, mission) in &self.effects {
+            save.execute(params![sequence, mission])?;
         }
         for row in &self.changes {
             changes::save(conn, row)?;
@@ -846,11 +847,13 @@ impl<B: Backing> Tables for Cached<B> {
         })
     }
 
-    fn effects(&self, event_id: &str, effects: &Effects) -> Result<()> {
-        self.memory
-            .borrow_mut()
-            .effects
-            .push((event_id.to_string(), effects.clone()));
+    fn effects(&self, sequence: i64, effects: &Effects) -> Result<()> {
+        if let Some(mission) = &effects.mission_id {
+            self.memory
+                .borrow_mut()
+                .effects
+                .push((sequence, mission.clone()));
+        }
         Ok(())
     }
 

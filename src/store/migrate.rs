@@ -62,6 +62,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0010_hot_rows.sql"),
         false,
     ),
+    (
+        "0013_quiet_rows.sql",
+        include_str!("../../migrations/0013_quiet_rows.sql"),
+        false,
+    ),
 ];
 
 /// Applies the migrations this database has not seen yet, all in one transaction.
@@ -178,11 +183,7 @@ mod tests {
     #[test]
     fn upgrading_replays_the_stored_events_into_the_new_projections() {
         let mut conn = Connection::open_in_memory().unwrap();
-        for (number, (_, sql, _)) in MIGRATIONS.iter().enumerate().take(2) {
-            conn.execute_batch(sql).unwrap();
-            conn.pragma_update(None, "user_version", (number + 1) as i64)
-                .unwrap();
-        }
+        migrate_to(&mut conn, 2);
         // Event 2 arrives for a session whose start was pruned away; alert 7 survives from
         // an event that was pruned too.
         conn.execute_batch(
@@ -218,6 +219,68 @@ mod tests {
             count("SELECT COUNT(*) FROM sessions WHERE id = 'n1' AND state = 'stuck'"),
             1
         );
+    }
+
+    /// Migration 0013 keys `hook_effects` by sequence (keeping the rows with a mission, of
+    /// events still stored) and leaves `heroes` without the columns its session holds; a
+    /// re-post of an event stored before it is still answered as the first post was.
+    #[test]
+    fn hook_effects_move_to_the_sequence_and_heroes_lose_their_session_columns() {
+        let quiet = MIGRATIONS
+            .iter()
+            .position(|(name, _, _)| *name == "0013_quiet_rows.sql")
+            .unwrap();
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, quiet);
+        let hero = projection::heroes::hero_id("s1");
+        conn.execute_batch(&format!(
+            r#"INSERT INTO events VALUES
+               (4, 'e4', 's1', 1, 'UserPromptSubmit', 'hook', 't4', 't4', '{{"prompt":"go"}}'),
+               (5, 'e5', 's1', 2, 'Notification', 'hook', 't5', 't5', '{{}}');
+               INSERT INTO hook_effects VALUES ('e4', '{hero}', 'mission-e4'),
+                   ('e5', '{hero}', NULL), ('e1', '{hero}', 'mission-e1');
+               INSERT INTO heroes VALUES ('{hero}', 's1', 'claude-code', '/', NULL, NULL, NULL,
+                   'active', 'mission-e4', 1, 'e4', 't4', 't5', 5);"#
+        ))
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let effects: Vec<(i64, String)> = conn
+            .prepare("SELECT sequence, mission_id FROM hook_effects")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(effects, [(4, "mission-e4".to_string())]);
+        let columns: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('heroes')")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(
+            !columns
+                .iter()
+                .any(|c| c == "updated_at" || c == "last_sequence")
+        );
+        for (event, mission) in [("e4", Some("mission-e4")), ("e5", None)] {
+            let stored = crate::store::read::event_by_id(&conn, event)
+                .unwrap()
+                .unwrap();
+            let effects = projection::recall(&conn, &stored).unwrap();
+            assert_eq!(effects.hero_id.as_deref(), Some(hero.as_str()), "{event}");
+            assert_eq!(effects.mission_id.as_deref(), mission, "{event}");
+        }
+    }
+
+    /// Applies the first `count` migrations, as a hooklog of that version left the file.
+    fn migrate_to(conn: &mut Connection, count: usize) {
+        for (number, (_, sql, _)) in MIGRATIONS.iter().enumerate().take(count) {
+            conn.execute_batch(sql).unwrap();
+            conn.pragma_update(None, "user_version", (number + 1) as i64)
+                .unwrap();
+        }
     }
 
     #[test]

@@ -106,10 +106,12 @@ pub fn prune_step_min(
     )?;
     // What the pruned events built goes into the snapshot first, so a rebuild still has it.
     super::snapshot::advance(&tx, through)?;
-    // What an event changed belongs to its history: it goes with the event, from the live
-    // table and from the snapshot the advance just wrote it to.
+    // What an event changed, and the mission it answered with, belong to its history: they go
+    // with the event, from the live tables and from the snapshot the advance just wrote them to.
     tx.execute("DELETE FROM agent_changes WHERE sequence <= ?1", [through])?;
     tx.execute("DELETE FROM snapshot_agent_changes", [])?;
+    tx.execute("DELETE FROM hook_effects WHERE sequence <= ?1", [through])?;
+    tx.execute("DELETE FROM snapshot_hook_effects", [])?;
     let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;
     tx.commit()?;
     Ok(pruned as i64)

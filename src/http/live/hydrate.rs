@@ -3,7 +3,7 @@
 //! tool-use arrays, all read in one transaction with the log's head, so the live frames that
 //! follow start exactly after it.
 
-use crate::projection::heroes::{self, Hero};
+use crate::projection::heroes::{self, HeroView};
 use crate::projection::missions::{self, Mission, MissionFilter};
 use crate::projection::tool_uses::ToolUse;
 use crate::stream::scope::{Filter, Scope};
@@ -29,7 +29,7 @@ pub struct MissionWithTools {
 pub struct Snapshot {
     /// The log's head when it was read: live frames start after it.
     pub head: i64,
-    pub heroes: Vec<Hero>,
+    pub heroes: Vec<HeroView>,
     pub missions: Vec<MissionWithTools>,
 }
 
@@ -41,7 +41,7 @@ pub fn read(conn: &Connection) -> rusqlite::Result<Snapshot> {
     let recent = missions::list(&tx, &MissionFilter::default(), MISSIONS)?;
     let mut missions = Vec::with_capacity(recent.len());
     for mission in recent {
-        if !heroes.iter().any(|h| h.id == mission.hero_id)
+        if !heroes.iter().any(|h| h.hero.id == mission.hero_id)
             && let Some(hero) = heroes::get(&tx, &mission.hero_id)?
         {
             heroes.push(hero);

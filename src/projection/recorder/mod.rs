@@ -67,7 +67,10 @@ impl Recording {
         }
     }
 
-    /// A row as the event saved it: its delta against the row the event first read.
+    /// A row as the event saved it: its delta against the row the event first read. Whether
+    /// the table must be written: not when the row is the one the event read and did not save
+    /// before (a hook event that changes nothing in its hero leaves the hero's page alone).
+    #[must_use]
     fn save<R: Diff>(
         &mut self,
         entity: Entity,
@@ -75,7 +78,7 @@ impl Recording {
         row: &R,
         parents: (Option<String>, Option<String>),
         before_of: impl Fn(&Before) -> Option<&R>,
-    ) {
+    ) -> bool {
         let index = self.find(entity, id).unwrap_or_else(|| {
             self.entries.push(Entry {
                 entity,
@@ -86,6 +89,7 @@ impl Recording {
             self.entries.len() - 1
         });
         let entry = &mut self.entries[index];
+        let saved_before = entry.saved.is_some();
         let mut set = Vec::new();
         let op = match entry.before.as_ref().and_then(&before_of) {
             Some(before) => {
@@ -100,6 +104,7 @@ impl Recording {
                 Op::Created
             }
         };
+        let write = saved_before || op == Op::Created || !set.is_empty();
         entry.saved = Some(Saved {
             op,
             set,
@@ -109,6 +114,7 @@ impl Recording {
         if !self.order.contains(&index) {
             self.order.push(index);
         }
+        write
     }
 }
 
@@ -127,8 +133,8 @@ impl<'t, T> Recorder<'t, T> {
     }
 
     /// The `agent_changes` row of event `sequence`: its deltas, in the order the rows were
-    /// first saved but a new hero first (the rows made with it name it); `None` when nothing
-    /// changed or the event has no hero.
+    /// first saved but a new hero first (the rows made with it name it); `None` when the event
+    /// has no hero.
     pub fn finish(self, sequence: i64, effects: &Effects) -> Option<ChangeRow> {
         let recording = self.recording.into_inner();
         let (hero_id, active_mission) = recording.hero.clone()?;
@@ -152,9 +158,9 @@ impl<'t, T> Recorder<'t, T> {
             write_delta(&mut out, entry, saved);
         }
         out.push(b']');
-        if out.len() == 2 {
-            return None;
-        }
+        // A hook event that changed no row still has its change (`[]`): the change streams
+        // carry one per hook event of a hero, and seed 000's socket forwards it as an opaque
+        // `mission_event`.
         Some(ChangeRow {
             sequence,
             hero_id,

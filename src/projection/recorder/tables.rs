@@ -33,13 +33,16 @@ impl<T: Tables> Tables for Recorder<'_, T> {
 
     fn save_hero(&self, hero: Hero) -> Result<()> {
         let mut recording = self.recording.borrow_mut();
-        recording.save(Entity::Hero, &hero.id, &hero, (None, None), |b| match b {
+        let write = recording.save(Entity::Hero, &hero.id, &hero, (None, None), |b| match b {
             Before::Hero(h) => Some(h),
             _ => None,
         });
         recording.hero = Some((hero.id.clone(), hero.active_mission_id.clone()));
         drop(recording);
-        self.tables.save_hero(hero)
+        match write {
+            true => self.tables.save_hero(hero),
+            false => Ok(()),
+        }
     }
 
     fn mission(&self, session: &str, id: &str) -> Result<Option<Mission>> {
@@ -50,19 +53,20 @@ impl<T: Tables> Tables for Recorder<'_, T> {
 
     fn save_mission(&self, mission: Mission) -> Result<()> {
         let parents = (Some(mission.hero_id.clone()), None);
-        self.recording
-            .borrow_mut()
-            .save(
-                Entity::Mission,
-                &mission.id,
-                &mission,
-                parents,
-                |b| match b {
-                    Before::Mission(m) => Some(m),
-                    _ => None,
-                },
-            );
-        self.tables.save_mission(mission)
+        let write = self.recording.borrow_mut().save(
+            Entity::Mission,
+            &mission.id,
+            &mission,
+            parents,
+            |b| match b {
+                Before::Mission(m) => Some(m),
+                _ => None,
+            },
+        );
+        match write {
+            true => self.tables.save_mission(mission),
+            false => Ok(()),
+        }
     }
 
     fn active_subagent(&self, session: &str, subagent: &str) -> Result<Option<Mission>> {
@@ -101,17 +105,24 @@ impl<T: Tables> Tables for Recorder<'_, T> {
 
     fn save_tool(&self, tool: ToolUse) -> Result<()> {
         let parents = (tool.hero_id.clone(), tool.mission_id.clone());
-        self.recording
-            .borrow_mut()
-            .save(Entity::ToolUse, &tool.id, &tool, parents, |b| match b {
+        let write = self.recording.borrow_mut().save(
+            Entity::ToolUse,
+            &tool.id,
+            &tool,
+            parents,
+            |b| match b {
                 Before::Tool(t) => Some(t),
                 _ => None,
-            });
-        self.tables.save_tool(tool)
+            },
+        );
+        match write {
+            true => self.tables.save_tool(tool),
+            false => Ok(()),
+        }
     }
 
-    fn effects(&self, event_id: &str, effects: &Effects) -> Result<()> {
-        self.tables.effects(event_id, effects)
+    fn effects(&self, sequence: i64, effects: &Effects) -> Result<()> {
+        self.tables.effects(sequence, effects)
     }
 
     fn changes(&self, row: ChangeRow) -> Result<()> {
