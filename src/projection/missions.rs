@@ -3,8 +3,9 @@
 //! of each subagent it spawns (kind `subagent`, a child of the prompt mission). A mission's id
 //! is `mission-` and the id of the event that opened it.
 
+use super::filter::Where;
 use super::sql;
-use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
+use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
 use std::sync::LazyLock;
 
@@ -165,26 +166,25 @@ pub fn list(
     filter: &MissionFilter,
     limit: u32,
 ) -> rusqlite::Result<Vec<Mission>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM missions
-         WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR hero_id = ?2)
-           AND (?3 IS NULL OR session_id = ?3) AND (?4 IS NULL OR parent_mission_id = ?4)
-         ORDER BY opened_sequence DESC LIMIT ?5"
-        ),
-    )?
-    .query_map(
-        params![
-            filter.state,
-            filter.hero_id,
-            filter.session_id,
-            filter.parent_mission_id,
-            limit
-        ],
-        row,
-    )?
-    .collect()
+    let filter = list_filter(filter);
+    sql::prepare(conn, &list_sql(&filter))?
+        .query_map(params_from_iter(filter.values(limit)), row)?
+        .collect()
+}
+
+fn list_filter(filter: &MissionFilter) -> Where {
+    Where::default()
+        .eq("state", filter.state.as_deref())
+        .eq("hero_id", filter.hero_id.as_deref())
+        .eq("session_id", filter.session_id.as_deref())
+        .eq("parent_mission_id", filter.parent_mission_id.as_deref())
+}
+
+fn list_sql(filter: &Where) -> String {
+    filter.sql(
+        &format!("SELECT {COLUMNS} FROM missions"),
+        "ORDER BY opened_sequence DESC",
+    )
 }
 
 /// The statement [`save`] runs, prepared once by [`saving`] to write many rows. A stored row
@@ -233,4 +233,44 @@ pub fn save_with(statement: &mut CachedStatement<'_>, m: &Mission) -> rusqlite::
         m.opened_sequence,
     ])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each filter of `GET /missions` but a hero is served by an index.
+    #[test]
+    fn the_list_filters_search_an_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::store::migrate::migrate(&mut conn).unwrap();
+        let text = |s: &str| Some(s.to_string());
+        for (filter, index) in [
+            (
+                MissionFilter {
+                    session_id: text("s"),
+                    ..Default::default()
+                },
+                "missions_by_session",
+            ),
+            (
+                MissionFilter {
+                    parent_mission_id: text("m"),
+                    ..Default::default()
+                },
+                "missions_by_parent",
+            ),
+            (
+                MissionFilter {
+                    state: text("failed"),
+                    ..Default::default()
+                },
+                "missions_by_state",
+            ),
+            (MissionFilter::default(), "missions_by_order"),
+        ] {
+            let plan = super::super::filter::plan(&conn, list_filter(&filter), list_sql);
+            assert!(plan.contains(index), "{filter:?}: {plan}");
+        }
+    }
 }

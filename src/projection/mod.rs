@@ -12,6 +12,7 @@ pub mod changes;
 pub mod claims;
 pub mod diff;
 pub mod factory;
+pub mod filter;
 pub mod gaps;
 pub mod heroes;
 pub mod hook;

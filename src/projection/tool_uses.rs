@@ -3,9 +3,10 @@
 //! request (kind `permission`, status `requested`). A row's id is `tool-` and the id of the
 //! event that made it.
 
+use super::filter::Where;
 use super::missions::Mission;
 use super::sql;
-use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
+use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
 use std::sync::LazyLock;
 
@@ -217,20 +218,41 @@ pub fn list(
     filter: &ToolUseFilter,
     limit: u32,
 ) -> rusqlite::Result<Vec<ToolUse>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM tool_uses
-         WHERE (?1 IS NULL OR mission_id = ?1) AND (?2 IS NULL OR session_id = ?2)
-           AND (?3 IS NULL OR status = ?3)
-         ORDER BY opened_sequence LIMIT ?4"
-        ),
-    )?
-    .query_map(
-        params![filter.mission_id, filter.session_id, filter.status, limit],
-        row,
-    )?
-    .collect()
+    let filter = list_filter(filter);
+    sql::prepare(conn, &list_sql(&filter))?
+        .query_map(params_from_iter(filter.values(limit)), row)?
+        .collect()
+}
+
+fn list_filter(filter: &ToolUseFilter) -> Where {
+    let mut terms = Where::default();
+    if let Some(mission) = filter.mission_id.as_deref() {
+        // A mission's tool uses are its session's from its opening on: found through
+        // `tool_uses_by_session`, as `latest_of_mission` finds them.
+        terms = terms
+            .bind(
+                "session_id = (SELECT session_id FROM missions WHERE id = ?)",
+                mission,
+            )
+            .bind(
+                "opened_sequence >= (SELECT opened_sequence FROM missions WHERE id = ?)",
+                mission,
+            )
+            .eq("mission_id", Some(mission));
+    }
+    terms = terms.eq("session_id", filter.session_id.as_deref());
+    match filter.status.as_deref() {
+        // What runs now is in `tool_uses_running`, a partial index on this very condition.
+        Some("running") => terms.term("status = 'running'"),
+        status => terms.eq("status", status),
+    }
+}
+
+fn list_sql(filter: &Where) -> String {
+    filter.sql(
+        &format!("SELECT {COLUMNS} FROM tool_uses"),
+        "ORDER BY opened_sequence",
+    )
 }
 
 /// The statement [`save`] runs, prepared once by [`saving`] to write many rows. A stored row
@@ -307,5 +329,41 @@ mod tests {
         assert_eq!(kind_of("mcp__github__create_issue"), "mcp");
         assert_eq!(kind_of("Task"), "subagent");
         assert_eq!(kind_of("TodoWrite"), "other");
+    }
+
+    /// Each filter of `GET /tool-uses` but a status other than `running` is served by an
+    /// index: none scans the table (a scan reads every tool use of the log).
+    #[test]
+    fn the_list_filters_search_an_index() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        crate::store::migrate::migrate(&mut conn).unwrap();
+        let text = |s: &str| Some(s.to_string());
+        for filter in [
+            ToolUseFilter {
+                status: text("running"),
+                ..Default::default()
+            },
+            ToolUseFilter {
+                session_id: text("s"),
+                ..Default::default()
+            },
+            ToolUseFilter {
+                session_id: text("s"),
+                status: text("running"),
+                ..Default::default()
+            },
+            ToolUseFilter {
+                mission_id: text("m"),
+                status: text("completed"),
+                ..Default::default()
+            },
+        ] {
+            let plan = super::super::filter::plan(&conn, list_filter(&filter), list_sql);
+            assert!(!plan.contains("SCAN tool_uses\n"), "{filter:?}: {plan}");
+            assert!(
+                plan.contains("USING INDEX tool_uses_"),
+                "{filter:?}: {plan}"
+            );
+        }
     }
 }
