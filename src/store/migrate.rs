@@ -62,6 +62,13 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0010_hot_rows.sql"),
         false,
     ),
+    // A database's version is a position in this list, never a file's number: a gap in the
+    // numbers (0011 was written on another branch) changes nothing.
+    (
+        "0012_origin.sql",
+        include_str!("../../migrations/0012_origin.sql"),
+        false,
+    ),
 ];
 
 /// Applies the migrations this database has not seen yet, all in one transaction.
@@ -98,6 +105,29 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
     }
     tx.commit()?;
     Ok(MIGRATIONS.len() - current)
+}
+
+/// Names the events stored before origins were recorded (migration 0012) after this hooklog,
+/// which stored them, and their sessions too: once, in one transaction, the first time a
+/// server opens the database after that migration.
+pub fn backfill_origin(conn: &mut Connection, origin: &str) -> rusqlite::Result<()> {
+    let pending: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'origin_backfill')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !pending {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for table in ["events", "sessions", "snapshot_sessions"] {
+        tx.execute(
+            &format!("UPDATE {table} SET origin = ?1 WHERE origin = ''"),
+            [origin],
+        )?;
+    }
+    tx.execute("DELETE FROM meta WHERE key = 'origin_backfill'", [])?;
+    tx.commit()
 }
 
 /// The projection tables this database already has.
