@@ -20,13 +20,14 @@ use crate::store::{AppendError, Position, Store, read};
 use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy, pull};
 use async_nats::jetstream::stream::ConsumerErrorKind;
 use async_nats::jetstream::{AckKind, Message};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Messages asked for at once (all appended, then acknowledged, before the next request).
+/// Messages taken at once, at most (all appended, then acknowledged, before the next ones).
 const BATCH: usize = 256;
-/// How long one request for messages waits when the stream has none.
+/// With no message for this long, the task still looks at its connection and records its
+/// position.
 const WAIT: Duration = Duration::from_secs(1);
 /// How long JetStream waits for an ack before delivering a message again.
 const ACK_WAIT: Duration = Duration::from_secs(30);
@@ -131,17 +132,26 @@ impl Aggregator {
         // position (earlier ones may have been removed by the stream's limits).
         let mut expected: Option<u64> = None;
         let mut recorded = (*position, Instant::now());
+        // Pulled continuously (the client keeps a batch requested ahead): a message is taken as
+        // soon as it is in the stream, with whatever else has arrived by then.
+        let mut incoming = consumer
+            .stream()
+            .max_messages_per_batch(BATCH)
+            .messages()
+            .await?;
         loop {
             still_connected(&js)?;
-            let mut batch = consumer
-                .batch()
-                .max_messages(BATCH)
-                .expires(WAIT)
-                .messages()
-                .await?;
             let mut messages = Vec::new();
-            while let Some(message) = batch.next().await {
-                messages.push(message?);
+            match tokio::time::timeout(WAIT, incoming.next()).await {
+                Err(_idle) => {}
+                Ok(None) => return Err("the consumer's message stream ended".into()),
+                Ok(Some(message)) => messages.push(message?),
+            }
+            while messages.len() < BATCH {
+                match incoming.next().now_or_never() {
+                    Some(Some(message)) => messages.push(message?),
+                    Some(None) | None => break,
+                }
             }
             // Only the run of messages that follow one another in the stream is taken.
             let mut out_of_order = None;
