@@ -69,6 +69,13 @@ pub struct Config {
     pub owner_hung_after: Duration,
     /// Who may talk to hooklog, and how much (docs/security.md).
     pub security: Security,
+    /// This hooklog's name, recorded as the `origin` of every event it stores first
+    /// (`serve --origin`; the host name by default).
+    pub origin: String,
+    /// Where committed events are published (`serve --publish`); `None`: nowhere.
+    pub publish: Option<crate::jetstream::Target>,
+    /// Where events are consumed from and appended here (`serve --subscribe`); `None`: nowhere.
+    pub subscribe: Option<crate::jetstream::Subscription>,
 }
 
 /// The bearer token, host check, CORS origins and limits. Defaults: no token, loopback host
@@ -202,7 +209,22 @@ impl Config {
             clock: Default::default(),
             owner_hung_after: Duration::from_secs(60),
             security: Security::default(),
+            origin: host_name(),
+            publish: None,
+            subscribe: None,
         }
+    }
+}
+
+/// The machine's host name, the default `origin` (`localhost` if it cannot be read).
+pub fn host_name() -> String {
+    let mut buffer = [0u8; 256];
+    // SAFETY: gethostname writes at most `len` bytes into the buffer it is given.
+    let rc = unsafe { libc::gethostname(buffer.as_mut_ptr().cast(), buffer.len()) };
+    let end = buffer.iter().position(|b| *b == 0).unwrap_or(buffer.len());
+    match std::str::from_utf8(&buffer[..end]) {
+        Ok(name) if rc == 0 && !name.is_empty() => name.to_string(),
+        _ => "localhost".to_string(),
     }
 }
 

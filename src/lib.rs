@@ -8,7 +8,9 @@
 //!
 //! Layout: [`event`] (the envelope), [`ingest`] (wire contracts, pure), [`store`] (SQLite:
 //! open, migrate, the writer, reads), [`projection`] (derived tables), [`stream`] (the hub),
-//! [`http`] (routes), [`cli`] (subcommands), [`web`] (the embedded web view's files). [`App`] ties them together for `main` and tests.
+//! [`http`] (routes), [`cli`] (subcommands), [`web`] (the embedded web view's files),
+//! [`jetstream`] (publishing to and consuming from NATS JetStream, for many machines). [`App`]
+//! ties them together for `main` and tests.
 
 pub mod cli;
 pub mod config;
@@ -17,6 +19,7 @@ pub mod event;
 pub mod forward;
 pub mod http;
 pub mod ingest;
+pub mod jetstream;
 pub mod projection;
 pub mod response;
 pub mod store;
@@ -53,6 +56,7 @@ impl App {
         let history_bytes = Arc::new(tokio::sync::Semaphore::new(
             config.connections.history_budget_kib(),
         ));
+        let replication = Arc::new(jetstream::status::Replication::for_config(&config));
         Ok(App {
             state: http::AppState::new(http::Shared {
                 store: Arc::new(store),
@@ -63,6 +67,7 @@ impl App {
                 history_bytes,
                 connections: Default::default(),
                 metrics: Default::default(),
+                replication,
             }),
             shutdown,
         })
@@ -80,6 +85,7 @@ impl App {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let store = self.state.store.clone();
+        let replicating = jetstream::start(&store, &self.state.config, &self.state.replication);
         let drain_timeout = self.state.config.drain_timeout;
         let limits = self.state.config.connections.limits();
         let counters = self.state.connections.clone();
@@ -102,6 +108,12 @@ impl App {
             () = overdue => {
                 tracing::warn!(?drain_timeout, "connections still open after the drain timeout; closing them");
             }
+        }
+        // What they were doing is safe to drop: an event published but not recorded is
+        // published again (a duplicate), a message appended but not acknowledged is delivered
+        // again (a duplicate too).
+        for task in replicating {
+            task.abort();
         }
         store.close().await;
         Ok(())

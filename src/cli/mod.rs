@@ -8,6 +8,7 @@ pub mod hooks;
 pub mod import;
 pub mod rebuild;
 pub mod replay;
+pub mod replication;
 pub mod serve;
 pub mod spool;
 pub mod stats;
@@ -26,7 +27,8 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Run the server.
-    Serve(serve::ServeArgs),
+    // Boxed: its flags make it much larger than the other commands.
+    Serve(Box<serve::ServeArgs>),
     /// Follow a session, or every event, as readable lines (or JSON with --json).
     Tail(tail::TailArgs),
     /// Write a session (or everything) as an NDJSON recording.
@@ -57,7 +59,7 @@ pub enum Command {
 impl Cli {
     pub fn run(self) -> anyhow::Result<()> {
         match self.command {
-            Command::Serve(args) => args.run(),
+            Command::Serve(args) => (*args).run(),
             Command::Tail(args) => args.run(),
             Command::Rebuild(args) => args.run(),
             Command::Export(args) => args.run(),

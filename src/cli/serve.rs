@@ -17,6 +17,9 @@ pub struct ServeArgs {
     /// SQLite database file (created if missing).
     #[arg(long, env = "HOOKLOG_DB", default_value = "hooklog.db")]
     pub db: PathBuf,
+    /// Many machines: `--origin`, `--publish`, `--subscribe` (docs/scale-out.md).
+    #[command(flatten)]
+    pub replication: super::replication::ReplicationArgs,
     /// Address to listen on. Port 0 picks a free port (printed on start).
     #[arg(long, env = "HOOKLOG_BIND", default_value = "127.0.0.1:2468")]
     pub bind: SocketAddr,
@@ -117,7 +120,11 @@ impl ServeArgs {
         init_tracing();
         let security = self.security()?;
         let connections = self.connections(raise_open_file_limit())?;
+        let replication = self.replication.replication()?;
         let config = Config {
+            origin: replication.origin,
+            publish: replication.publish,
+            subscribe: replication.subscribe,
             durability: self.durability,
             body_limit: self.body_limit,
             body_timeout: self.body_idle_timeout,

@@ -41,6 +41,9 @@ pub struct TailArgs {
     /// Only events of this type.
     #[arg(long = "type")]
     pub event_type: Option<String>,
+    /// Only events first stored by this hooklog (their `origin`; see `serve --origin`).
+    #[arg(long)]
+    pub origin: Option<String>,
     /// Print each event's canonical envelope as one JSON line.
     #[arg(long)]
     pub json: bool,
@@ -196,6 +199,11 @@ impl TailArgs {
         {
             query.push(("type", t.clone()));
         }
+        if self.session.is_none()
+            && let Some(o) = &self.origin
+        {
+            query.push(("origin", o.clone()));
+        }
         if resume.use_flags && resume.last_id.is_none() {
             if let Some(n) = self.after_sequence {
                 query.push(("after_sequence", n.to_string()));
@@ -255,6 +263,11 @@ impl TailArgs {
         let envelope: Value = serde_json::from_str(data).context("an event that is not JSON")?;
         if let Some(t) = &self.event_type
             && envelope["type"].as_str() != Some(t.as_str())
+        {
+            return Ok(());
+        }
+        if let Some(o) = &self.origin
+            && envelope["context"]["origin"].as_str() != Some(o.as_str())
         {
             return Ok(());
         }

@@ -29,6 +29,9 @@ pub struct NewEvent {
     pub event_time: Option<String>,
     /// Only set when re-importing a recording, so the copy keeps the original arrival time.
     pub received_at: Option<String>,
+    /// The hooklog that first stored it: only set for an event that was stored elsewhere (an
+    /// aggregated, imported or replayed one). `None`: this hooklog (`serve --origin`).
+    pub origin: Option<String>,
     /// The body, serialised with sorted keys so that equal documents are equal strings.
     pub payload: String,
 }
@@ -36,12 +39,13 @@ pub struct NewEvent {
 impl NewEvent {
     /// The row this event becomes at `sequence` / `session_sequence`. `received_at` is the
     /// arrival time unless the event brings its own (a re-imported recording); the event time
-    /// defaults to the arrival time.
+    /// defaults to the arrival time; the origin is `here` unless the event brings its own.
     pub fn stored(
         &self,
         sequence: i64,
         session_sequence: Option<i64>,
         received_at: &str,
+        here: &str,
     ) -> StoredEvent {
         let received_at = self.received_at.as_deref().unwrap_or(received_at);
         StoredEvent {
@@ -57,6 +61,7 @@ impl NewEvent {
                 .unwrap_or(received_at)
                 .to_string(),
             received_at: received_at.to_string(),
+            origin: self.origin.as_deref().unwrap_or(here).to_string(),
             payload: self.payload.clone(),
         }
     }
@@ -73,13 +78,16 @@ pub struct StoredEvent {
     pub source: String,
     pub event_time: String,
     pub received_at: String,
+    /// The hooklog instance that first stored it (`serve --origin`, the host name by default).
+    /// Empty only in a database not yet opened by a server since it learnt origins.
+    pub origin: String,
     pub payload: String,
 }
 
 impl StoredEvent {
     /// The canonical envelope on one line, as SSE `data:`, export lines and REST return it:
     /// `{"schemaVersion","id","type","context":{"sequence","sessionId"?,"sessionSequence"?,
-    /// "source","eventTime","receivedAt"},"payload"}`. Written directly rather than through a
+    /// "source","origin","eventTime","receivedAt"},"payload"}`. Written directly rather than through a
     /// serializer: the payload is already JSON (the schema checks `json_valid`), so it is copied,
     /// not parsed again; streams render every event they send this way.
     pub fn envelope_json(&self) -> String {
@@ -127,6 +135,8 @@ impl StoredEvent {
         }
         out.push_str(",\"source\":");
         push_str(out, &self.source);
+        out.push_str(",\"origin\":");
+        push_str(out, &self.origin);
         out.push_str(",\"eventTime\":");
         push_str(out, &self.event_time);
         out.push_str(",\"receivedAt\":");
@@ -220,6 +230,7 @@ mod tests {
         #[serde(skip_serializing_if = "Option::is_none")]
         session_sequence: Option<i64>,
         source: &'a str,
+        origin: &'a str,
         event_time: &'a str,
         received_at: &'a str,
     }
@@ -234,6 +245,7 @@ mod tests {
                 session_id: e.session_id.as_deref(),
                 session_sequence: e.session_sequence,
                 source: &e.source,
+                origin: &e.origin,
                 event_time: &e.event_time,
                 received_at: &e.received_at,
             },
@@ -253,6 +265,7 @@ mod tests {
             source: "hook".into(),
             event_time: "2026-11-30T12:00:00.000Z".into(),
             received_at: "2026-11-30T12:00:00.003Z".into(),
+            origin: "devbox-3".into(),
             payload: r#"{"a":[1,2.50,{"b":null}],"c":"\u00e9\n"}"#.into(),
         };
         assert_eq!(event.envelope_json(), reference(&event));
@@ -272,6 +285,7 @@ mod tests {
             source: FACTORY_SOURCE.into(),
             event_time: "2026-11-30T12:00:00.000Z".into(),
             received_at: "2026-11-30T12:00:00.001Z".into(),
+            origin: "here".into(),
             payload: r#"{"context":{"tick":4,"eventTime":"2026-11-30T12:00:00Z","workIds":["w"]},"payload":{"workId":"w","n":1.50}}"#.into(),
         };
         let value: serde_json::Value = serde_json::from_str(&event.envelope_json()).unwrap();
@@ -309,6 +323,7 @@ mod tests {
             source: "api".into(),
             event_time: "2026-11-30T12:00:00.000Z".into(),
             received_at: "2026-11-30T12:00:00.001Z".into(),
+            origin: "here".into(),
             payload: r#"{"a":[1,2]}"#.into(),
         };
         let value: serde_json::Value = serde_json::from_str(&event.envelope_json()).unwrap();

@@ -81,6 +81,8 @@ pub struct EventsQuery {
     #[serde(rename = "type")]
     event_type: Option<String>,
     source: Option<String>,
+    /// Only events first stored by this hooklog (`context.origin`).
+    origin: Option<String>,
     #[param(ignore)] // For the stream only: described in the operation.
     after_event_id: Option<String>,
     #[param(ignore)]
@@ -112,7 +114,7 @@ pub struct Page {
 )]
 /// `GET /events`: with `Accept: text/event-stream`, the global stream (history from a cursor,
 /// then live); otherwise a JSON page of canonical envelopes. Both take `session`, `type`,
-/// `source` filters.
+/// `source`, `origin` filters.
 pub async fn list(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -122,6 +124,7 @@ pub async fn list(
         session: query.session,
         event_type: query.event_type,
         source: query.source,
+        origin: query.origin,
     });
     if streams::wants_event_stream(&headers) {
         let cursor = StreamQuery {

@@ -2,6 +2,7 @@
 
 use super::AppState;
 use crate::event::time;
+use crate::jetstream::status::{Aggregating, Link, PublishLag, Publishing};
 use crate::store::stats::StatsSnapshot;
 use crate::store::writer::Pruning;
 use axum::Json;
@@ -28,6 +29,13 @@ pub struct Health {
     /// Why pruning is failing, while it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     retention_error: Option<String>,
+    /// With `serve --publish`: how far behind the log JetStream's stream is. A lag never makes
+    /// the server unhealthy: ingest goes on and the events wait in the log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    publish: Option<PublishLag>,
+    /// With `serve --subscribe`: whether the aggregator is connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aggregate: Option<Link>,
 }
 
 #[utoipa::path(
@@ -60,6 +68,8 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>)
         head_sequence: state.store.writer.head(),
         retention: pruning.state,
         retention_error: pruning.last_error,
+        publish: state.replication.lag(state.store.writer.head()),
+        aggregate: state.replication.aggregating().map(|a| a.link),
     };
     (status, Json(health))
 }
@@ -78,6 +88,21 @@ pub struct Stats {
     /// Connections accepted, open now, refused past `--max-connections`, and closed because
     /// their client accepted no byte for `--stall-timeout` (a stream it stopped reading).
     connections: crate::http::server::CountersSnapshot,
+    /// With `serve --publish`: the publisher's state and its lag.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    publishing: Option<PublishingStats>,
+    /// With `serve --subscribe`: what the aggregator consumed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aggregating: Option<Aggregating>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PublishingStats {
+    #[serde(flatten)]
+    state: Publishing,
+    lag_events: i64,
+    lag_seconds: f64,
 }
 
 #[utoipa::path(
@@ -97,5 +122,16 @@ pub async fn stats(State(state): State<AppState>) -> Json<Stats> {
         writer: state.store.writer.stats().snapshot(),
         retention: state.store.writer.pruning(),
         connections: state.connections.snapshot(),
+        publishing: publishing_stats(&state),
+        aggregating: state.replication.aggregating(),
+    })
+}
+
+fn publishing_stats(state: &AppState) -> Option<PublishingStats> {
+    let lag = state.replication.lag(state.store.writer.head())?;
+    Some(PublishingStats {
+        state: state.replication.publishing()?,
+        lag_events: lag.lag_events,
+        lag_seconds: lag.lag_seconds,
     })
 }

@@ -72,6 +72,7 @@ pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError
         state.store.hub.metrics.collectors(),
         vec![Box::new(state.metrics.refusals.clone()) as Box<dyn Collector>],
         read_now(&state, alerts),
+        replication(&state),
     ];
     for collector in collectors.into_iter().flatten() {
         registry
@@ -155,6 +156,66 @@ fn read_now(state: &AppState, alerts: Vec<(String, i64)>) -> Vec<Box<dyn Collect
         ),
         Box::new(alerts_open),
     ]
+}
+
+/// Publishing and aggregating (`serve --publish`, `--subscribe`), when configured.
+fn replication(state: &AppState) -> Vec<Box<dyn Collector>> {
+    use crate::jetstream::status::Link;
+    let mut out = Vec::new();
+    if let (Some(lag), Some(publishing)) = (
+        state.replication.lag(state.store.writer.head()),
+        state.replication.publishing(),
+    ) {
+        let seconds = prometheus::Gauge::new(
+            "hooklog_publish_lag_seconds",
+            "How long the oldest event not yet acknowledged by JetStream has waited.",
+        )
+        .expect("a valid gauge");
+        seconds.set(lag.lag_seconds);
+        out.extend([
+            gauge(
+                "hooklog_publish_lag_events",
+                "Events committed here and not yet acknowledged by JetStream.",
+                lag.lag_events,
+            ),
+            Box::new(seconds) as Box<dyn Collector>,
+            gauge(
+                "hooklog_publish_failing",
+                "1 while the publisher's last attempt failed (NATS away), else 0.",
+                i64::from(lag.link == Link::Failing),
+            ),
+            counter(
+                "hooklog_published_total",
+                "Events published and acknowledged by JetStream since the server started.",
+                publishing.published,
+            ),
+        ]);
+    }
+    if let Some(aggregating) = state.replication.aggregating() {
+        out.extend([
+            counter(
+                "hooklog_aggregate_consumed_total",
+                "Messages from the stream appended (or found stored) and acknowledged.",
+                aggregating.consumed,
+            ),
+            counter(
+                "hooklog_aggregate_duplicates_total",
+                "Of those, events that were already stored (redeliveries).",
+                aggregating.duplicates,
+            ),
+            counter(
+                "hooklog_aggregate_refused_total",
+                "Messages refused (not an event, or an id stored with other content).",
+                aggregating.refused,
+            ),
+            gauge(
+                "hooklog_aggregate_failing",
+                "1 while the aggregator's last attempt failed (NATS away), else 0.",
+                i64::from(aggregating.link == Link::Failing),
+            ),
+        ]);
+    }
+    out
 }
 
 fn gauge(name: &str, help: &str, value: i64) -> Box<dyn Collector> {

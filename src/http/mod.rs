@@ -72,6 +72,9 @@ pub struct Shared {
     pub connections: Arc<server::Counters>,
     /// What the HTTP layer counts for `GET /metrics`.
     pub metrics: metrics::HttpMetrics,
+    /// How publishing to and consuming from JetStream are doing (`serve --publish`,
+    /// `--subscribe`).
+    pub replication: Arc<crate::jetstream::status::Replication>,
 }
 
 impl AppState {

@@ -37,6 +37,8 @@ pub struct SessionsQuery {
     source: Option<String>,
     /// The app a hook server's envelope named (`source_app`).
     source_app: Option<String>,
+    /// The hooklog that stored the session's first event.
+    origin: Option<String>,
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
@@ -71,6 +73,7 @@ pub async fn list(
                 state: query.state.as_deref(),
                 source: query.source.as_deref(),
                 source_app: query.source_app.as_deref(),
+                origin: query.origin.as_deref(),
             };
             sessions::list(conn, &filter, limit)
         })

@@ -16,6 +16,8 @@ pub const MAX_ID_CHARS: usize = 128;
 pub const MAX_TYPE_CHARS: usize = 128;
 pub const MAX_SESSION_ID_CHARS: usize = 256;
 pub const MAX_SOURCE_CHARS: usize = 64;
+/// A host name's limit.
+pub const MAX_ORIGIN_CHARS: usize = 253;
 
 const SHORT_FIELDS: &[&str] = &["id", "type", "sessionId", "eventTime", "source", "payload"];
 const ENVELOPE_FIELDS: &[&str] = &["schemaVersion", "id", "type", "context", "payload"];
@@ -24,6 +26,7 @@ const CONTEXT_FIELDS: &[&str] = &[
     "sessionId",
     "sessionSequence",
     "source",
+    "origin",
     "eventTime",
     "receivedAt",
 ];
@@ -93,10 +96,12 @@ fn parse_item(item: Item, mut map: Map<String, Value>) -> Result<NewEvent, Inval
     let session = take("sessionId");
     let source = take("source");
     let event_time = take("eventTime");
-    let received_at = if envelope {
-        Some(take("receivedAt"))
+    // Only a stored event (an export's line, an aggregated one) has an arrival time and an
+    // origin of its own.
+    let (received_at, origin) = if envelope {
+        (Some(take("receivedAt")), Some(take("origin")))
     } else {
-        None
+        (None, None)
     };
 
     let (event_id, generated_id) = match map.remove("id") {
@@ -119,6 +124,10 @@ fn parse_item(item: Item, mut map: Map<String, Value>) -> Result<NewEvent, Inval
         Some(r) => optional(r, |f, v| timestamp(&item, f, v))?,
         None => None,
     };
+    let origin = match origin {
+        Some(o) => optional(o, |f, v| bounded_string(&item, f, v, MAX_ORIGIN_CHARS))?,
+        None => None,
+    };
     let payload = match map.remove("payload") {
         None | Some(Value::Null) => "{}".to_string(),
         Some(p @ Value::Object(_)) => p.to_string(),
@@ -138,6 +147,7 @@ fn parse_item(item: Item, mut map: Map<String, Value>) -> Result<NewEvent, Inval
         source,
         event_time,
         received_at,
+        origin,
         payload,
     })
 }

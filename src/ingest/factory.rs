@@ -172,6 +172,7 @@ fn parse_item(
         source: SOURCE.to_string(),
         event_time,
         received_at: None,
+        origin: None,
         payload: json!({ "context": context, "payload": payload }).to_string(),
     })
 }

@@ -164,6 +164,7 @@ pub fn from_map(
             source: SOURCE.to_string(),
             event_time: None,
             received_at: None,
+            origin: None,
             payload: Value::Object(map).to_string(),
         },
         hero_alias,

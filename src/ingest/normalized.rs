@@ -96,6 +96,7 @@ pub fn parse(body: &[u8], event_id: (String, bool)) -> Result<NewEvent, Normaliz
         source: SOURCE.to_string(),
         event_time: Some(event_time),
         received_at: None,
+        origin: None,
         payload: Value::Object(map).to_string(),
     })
 }

@@ -315,6 +315,7 @@ mod tests {
             source: "api".into(),
             event_time: "2026-12-01T00:00:00.000Z".into(),
             received_at: "2026-12-01T00:00:00.000Z".into(),
+            origin: "here".into(),
             payload: "{}".into(),
         };
         let step = Step {

@@ -63,10 +63,13 @@ impl Scratch {
             *next
         });
         self.applied += 1;
-        let stored = event.stored(self.applied, session_sequence, &time::now());
+        // A scratch log has no origin of its own: an event keeps the one it brings.
+        let stored = event.stored(self.applied, session_sequence, &time::now(), "");
         sql::prepare(
             &self.conn,
-            "INSERT INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source,
+                                 event_time, received_at, payload, origin)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?
         .execute(params![
             stored.sequence,
@@ -77,7 +80,8 @@ impl Scratch {
             stored.source,
             stored.event_time,
             stored.received_at,
-            stored.payload
+            stored.payload,
+            stored.origin
         ])?;
         crate::projection::apply(&self.conn, &stored).map(drop)
     }
@@ -174,6 +178,7 @@ pub fn session_events(conn: &Connection, session: &str) -> rusqlite::Result<Vec<
                 source: e.source,
                 event_time: Some(e.event_time),
                 received_at: Some(e.received_at),
+                origin: Some(e.origin),
                 payload: e.payload,
             };
             (position, event)

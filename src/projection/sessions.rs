@@ -123,6 +123,8 @@ pub struct Record {
     pub compactions: i64,
     /// When the last compaction began or ended.
     pub last_compact_at: Option<String>,
+    /// The hooklog that stored its first event (the event's `origin`).
+    pub origin: String,
     /// Shown by `GET /factory-sessions/{id}`, not by `GET /sessions`.
     #[serde(skip)]
     pub factory: FactoryColumns,
@@ -134,10 +136,10 @@ const RECORD_COLUMNS: &str = "s.id, s.source, s.cli, s.cwd, s.pane_id, s.tty, s.
      s.first_sequence, s.last_sequence, s.event_count, s.first_event_time, s.last_event_time,
      s.ended_at, s.factory_status, s.result_status, s.run_requested_at, s.started_at,
      s.paused_at, s.resumed_at, s.completed_at, s.run_responded_at, s.source_app, s.compactions,
-     s.last_compact_at";
+     s.last_compact_at, s.origin";
 
 /// Columns read after [`RECORD_COLUMNS`] start here.
-const AFTER_RECORD: usize = 30;
+const AFTER_RECORD: usize = 31;
 
 fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
     Ok(Record {
@@ -173,6 +175,7 @@ fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
         source_app: r.get(27)?,
         compactions: r.get(28)?,
         last_compact_at: r.get(29)?,
+        origin: r.get(30)?,
     })
 }
 
@@ -208,6 +211,7 @@ impl Record {
             source_app: owned(facts.source_app),
             compactions: 0,
             last_compact_at: None,
+            origin: event.origin.clone(),
             factory: FactoryColumns::default(),
         };
         if let Some(change) = &facts.factory {
@@ -293,16 +297,17 @@ impl Record {
                  started_at = ?23, paused_at = ?24, resumed_at = ?25, completed_at = ?26,
                  run_responded_at = ?27, source_app = ?28, compactions = ?29,
                  last_compact_at = ?30
-             WHERE id = ?1 AND source = ?2 AND first_sequence = ?14 AND first_event_time = ?17"
+             WHERE id = ?1 AND source = ?2 AND first_sequence = ?14 AND first_event_time = ?17
+               AND origin = ?31"
         } else {
             "INSERT INTO sessions (id, source, cli, cwd, pane_id, tty, transcript_path, model,
                  permission_mode, state, stuck_reason, stuck_message, stuck_since,
                  first_sequence, last_sequence, event_count, first_event_time, last_event_time,
                  ended_at, factory_status, result_status, run_requested_at, started_at,
                  paused_at, resumed_at, completed_at, run_responded_at, source_app, compactions,
-                 last_compact_at)
+                 last_compact_at, origin)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)"
+                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)"
         };
         let changed = sql::prepare(conn, sql)?.execute(params![
             self.id,
@@ -335,6 +340,7 @@ impl Record {
             self.source_app,
             self.compactions,
             self.last_compact_at,
+            self.origin,
         ])?;
         if changed != 1 {
             // The stored row is not the one this record was read from: a bug, never data.
@@ -403,6 +409,7 @@ pub struct ListFilter<'a> {
     pub state: Option<&'a str>,
     pub source: Option<&'a str>,
     pub source_app: Option<&'a str>,
+    pub origin: Option<&'a str>,
 }
 
 /// Sessions by most recent activity, filtered.
@@ -412,12 +419,18 @@ pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Res
         &format!(
         "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
          WHERE (?1 IS NULL OR s.state = ?1) AND (?2 IS NULL OR s.source = ?2)
-           AND (?3 IS NULL OR s.source_app = ?3)
+           AND (?3 IS NULL OR s.source_app = ?3) AND (?5 IS NULL OR s.origin = ?5)
          ORDER BY s.last_sequence DESC LIMIT ?4"
     ),
     )?
     .query_map(
-        params![filter.state, filter.source, filter.source_app, limit],
+        params![
+            filter.state,
+            filter.source,
+            filter.source_app,
+            limit,
+            filter.origin
+        ],
         row,
     )?
     .collect()

@@ -63,8 +63,13 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         false,
     ),
     (
-        "0013_quiet_rows.sql",
-        include_str!("../../migrations/0013_quiet_rows.sql"),
+        "0011_quiet_rows.sql",
+        include_str!("../../migrations/0011_quiet_rows.sql"),
+        false,
+    ),
+    (
+        "0012_origin.sql",
+        include_str!("../../migrations/0012_origin.sql"),
         false,
     ),
 ];
@@ -103,6 +108,29 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
     }
     tx.commit()?;
     Ok(MIGRATIONS.len() - current)
+}
+
+/// Names the events stored before origins were recorded (migration 0012) after this hooklog,
+/// which stored them, and their sessions too: once, in one transaction, the first time a
+/// server opens the database after that migration.
+pub fn backfill_origin(conn: &mut Connection, origin: &str) -> rusqlite::Result<()> {
+    let pending: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'origin_backfill')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !pending {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for table in ["events", "sessions", "snapshot_sessions"] {
+        tx.execute(
+            &format!("UPDATE {table} SET origin = ?1 WHERE origin = ''"),
+            [origin],
+        )?;
+    }
+    tx.execute("DELETE FROM meta WHERE key = 'origin_backfill'", [])?;
+    tx.commit()
 }
 
 /// The projection tables this database already has.
@@ -221,14 +249,14 @@ mod tests {
         );
     }
 
-    /// Migration 0013 keys `hook_effects` by sequence (keeping the rows with a mission, of
+    /// Migration 0011 keys `hook_effects` by sequence (keeping the rows with a mission, of
     /// events still stored) and leaves `heroes` without the columns its session holds; a
     /// re-post of an event stored before it is still answered as the first post was.
     #[test]
     fn hook_effects_move_to_the_sequence_and_heroes_lose_their_session_columns() {
         let quiet = MIGRATIONS
             .iter()
-            .position(|(name, _, _)| *name == "0013_quiet_rows.sql")
+            .position(|(name, _, _)| *name == "0011_quiet_rows.sql")
             .unwrap();
         let mut conn = Connection::open_in_memory().unwrap();
         migrate_to(&mut conn, quiet);

@@ -16,7 +16,7 @@ use open::ReadPool;
 use rusqlite::Connection;
 use std::sync::Mutex;
 use std::thread::JoinHandle;
-pub use writer::{AppendError, Appended, Decided, Writer};
+pub use writer::{AppendError, Appended, Decided, Position, Writer};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -49,6 +49,8 @@ pub struct Store {
     pub hub: Hub,
     /// Where it publishes committed response events (seed 003's ephemeral stream).
     pub responses: crate::response::hub::ResponseHub,
+    /// This hooklog's name on the events it stores (`serve --origin`).
+    pub origin: String,
     writer_thread: Mutex<Option<JoinHandle<()>>>,
     /// Held for the store's life: a second server on the same file would append behind this
     /// one's hub, so its events would never reach this one's streams.
@@ -60,7 +62,8 @@ impl Store {
     /// Blocking: call it before serving, or from `spawn_blocking`.
     pub fn open(config: &Config, hub: Hub) -> Result<Store, StoreError> {
         let lock = lock(&config.db_path)?;
-        let conn = open::open_writer(&config.db_path, config.durability)?;
+        let mut conn = open::open_writer(&config.db_path, config.durability)?;
+        migrate::backfill_origin(&mut conn, &config.origin)?;
         let generation_id = read::meta(&conn, "stream_generation_id")?
             .ok_or(StoreError::MissingMeta("stream_generation_id"))?;
         let synchronous = match conn.query_row("PRAGMA synchronous", [], |r| r.get::<_, i64>(0))? {
@@ -80,9 +83,11 @@ impl Store {
             (config.retention, config.response_retention),
             config.clock.clone(),
             rules,
+            config.origin.clone(),
         )?;
         Ok(Store {
             writer,
+            origin: config.origin.clone(),
             readers,
             generation_id,
             synchronous,

@@ -5,7 +5,7 @@ use crate::event::StoredEvent;
 use rusqlite::{Connection, OptionalExtension, Row};
 
 /// The column list [`stored_event`] reads, in order.
-pub const EVENT_COLUMNS: &str = "sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload";
+pub const EVENT_COLUMNS: &str = "sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload, origin";
 
 pub fn stored_event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
     Ok(StoredEvent {
@@ -18,6 +18,7 @@ pub fn stored_event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
         event_time: row.get(6)?,
         received_at: row.get(7)?,
         payload: row.get(8)?,
+        origin: row.get(9)?,
     })
 }
 
@@ -57,6 +58,22 @@ pub fn event_at(conn: &Connection, sequence: i64) -> rusqlite::Result<Option<Sto
     ))?
     .query_row([sequence], stored_event)
     .optional()
+}
+
+/// A position recorded with a JetStream stream (0: none yet).
+pub fn position(
+    conn: &Connection,
+    kind: super::writer::Position,
+    stream: &str,
+) -> rusqlite::Result<i64> {
+    Ok(conn
+        .prepare_cached(&format!(
+            "SELECT sequence FROM {} WHERE stream = ?1",
+            kind.table()
+        ))?
+        .query_row([stream], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
 }
 
 /// A value from the `meta` table.

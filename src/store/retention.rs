@@ -128,7 +128,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conn = open_writer(&dir.path().join("r.db"), Durability::Normal).unwrap();
         conn.execute(
-            "INSERT INTO events VALUES (1, 'e', 's', 1, 'Stop', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{}')",
+            "INSERT INTO events VALUES (1, 'e', 's', 1, 'Stop', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{}', 'here')",
             [],
         )
         .unwrap();

@@ -86,6 +86,13 @@ enum Command {
     Request(Pending),
     /// Periodic housekeeping (age-based pruning while no events arrive).
     Maintain,
+    /// A position with a JetStream stream (see [`Position`]), recorded after the batch it
+    /// arrives with (only the last of each kind queued together).
+    Position {
+        kind: Position,
+        stream: String,
+        sequence: i64,
+    },
     Stop,
 }
 
@@ -101,6 +108,25 @@ pub struct Writer {
     /// False after a batch the database refused, true again after the next one it takes.
     healthy: Arc<AtomicBool>,
     pruning: Arc<Mutex<Pruning>>,
+}
+
+/// A position this log keeps with a JetStream stream (`crate::jetstream`), one row per stream
+/// in the table of its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    /// `published`: every event of this log at or below it is in the stream.
+    Published,
+    /// `consumed`: every message of the stream at or below this stream sequence is in this log.
+    Consumed,
+}
+
+impl Position {
+    pub fn table(self) -> &'static str {
+        match self {
+            Position::Published => "published",
+            Position::Consumed => "consumed",
+        }
+    }
 }
 
 /// How pruning is going (for `/health` and `/stats`): a prune step that keeps failing leaves
@@ -130,10 +156,12 @@ impl Writer {
         retention: (Retention, response::Retention),
         clock: time::Clock,
         rules: coordination::Rules,
+        origin: String,
     ) -> rusqlite::Result<(Writer, std::thread::JoinHandle<()>)> {
         let (hub, response_hub) = hubs;
         let (retention, response_retention) = retention;
         let mut thread = WriterThread::new(conn, hub, clock, rules)?;
+        thread.origin = origin;
         thread.retention = retention;
         thread.response_retention = response_retention;
         thread.response_hub = response_hub;
@@ -243,6 +271,25 @@ impl Writer {
         answer.await.unwrap_or(Err(AppendError::Stopped))
     }
 
+    /// Records a position with a JetStream stream (`crate::jetstream`). Not waited for:
+    /// losing the last one to a crash only means publishing or consuming a few events again,
+    /// which the stream and this log drop as duplicates (by id).
+    pub async fn record_position(
+        &self,
+        kind: Position,
+        stream: &str,
+        sequence: i64,
+    ) -> Result<(), AppendError> {
+        self.queue
+            .send(Command::Position {
+                kind,
+                stream: stream.to_string(),
+                sequence,
+            })
+            .await
+            .map_err(|_| AppendError::Stopped)
+    }
+
     /// Asks the writer to finish what is queued before this call and stop.
     pub async fn stop(&self) {
         let _ = self.queue.send(Command::Stop).await;
@@ -298,6 +345,8 @@ struct WriterThread {
     /// The response events of the batch being run, one group per request, for the hub.
     responses_committed: Vec<Vec<response::Stored>>,
     clock: time::Clock,
+    /// This hooklog's name, recorded on the events it stores that bring none (`--origin`).
+    origin: String,
     rules: coordination::Rules,
     healthy: Arc<AtomicBool>,
     pruning: Arc<Mutex<Pruning>>,
@@ -424,6 +473,7 @@ impl WriterThread {
             response_hub: ResponseHub::default(),
             responses_committed: Vec::new(),
             clock,
+            origin: String::new(),
             rules,
             healthy: Arc::new(AtomicBool::new(true)),
             pruning: Arc::new(Mutex::new(Pruning {
@@ -445,6 +495,7 @@ impl WriterThread {
             let mut size = 0;
             let mut maintain = false;
             let mut tick = false;
+            let mut positions: Vec<(Position, String, i64)> = Vec::new();
             let mut next = Some(first);
             while let Some(command) = next.take() {
                 match command {
@@ -460,6 +511,14 @@ impl WriterThread {
                     Command::Maintain => {
                         maintain = true;
                         tick = true;
+                    }
+                    Command::Position {
+                        kind,
+                        stream,
+                        sequence,
+                    } => {
+                        positions.retain(|(k, s, _)| (*k, s) != (kind, &stream));
+                        positions.push((kind, stream, sequence));
                     }
                     Command::Stop => {
                         stopping = true;
@@ -488,9 +547,30 @@ impl WriterThread {
             if tick {
                 self.prune_responses();
             }
+            for (kind, stream, sequence) in positions {
+                self.record_position(kind, &stream, sequence);
+            }
         }
         self.fold_wal();
         tracing::debug!(head = self.head, "writer stopped");
+    }
+
+    /// Moves a position forward (never back). A failure is logged: the position stays where it
+    /// was, so those events are published or consumed again after a restart (as duplicates).
+    fn record_position(&mut self, kind: Position, stream: &str, sequence: i64) {
+        let table = kind.table();
+        let recorded = self
+            .conn
+            .prepare_cached(&format!(
+                "INSERT INTO {table} (stream, sequence, recorded_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (stream) DO UPDATE SET sequence = excluded.sequence,
+                     recorded_at = excluded.recorded_at
+                 WHERE excluded.sequence > {table}.sequence"
+            ))
+            .and_then(|mut s| s.execute(params![stream, sequence, time::now()]));
+        if let Err(error) = recorded {
+            tracing::warn!(%error, stream, sequence, table, "could not record a position");
+        }
     }
 
     /// One bounded prune step, when retention is configured. A failure is logged and retried at
@@ -981,12 +1061,12 @@ impl WriterThread {
             None => None,
             Some(session) => Some(self.next_session_sequence(session)?),
         };
-        let row = event.stored(self.head + 1, session_sequence, received_at);
+        let row = event.stored(self.head + 1, session_sequence, received_at, &self.origin);
         self.conn
             .prepare_cached(
                 "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source,
-                                     event_time, received_at, payload)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                                     event_time, received_at, payload, origin)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             )?
             .execute(params![
                 row.sequence,
@@ -998,6 +1078,7 @@ impl WriterThread {
                 row.event_time,
                 row.received_at,
                 row.payload,
+                row.origin,
             ])?;
         self.head = row.sequence;
         let tables = match self.run {
@@ -1084,6 +1165,7 @@ fn same_content(stored: &StoredEvent, new: &NewEvent) -> bool {
             .received_at
             .as_ref()
             .is_none_or(|t| *t == stored.received_at)
+        && new.origin.as_ref().is_none_or(|o| *o == stored.origin)
 }
 
 /// The writer as a coordination command sees it: the open transaction, the batch's time, and
@@ -1118,6 +1200,7 @@ impl coordination::Log for DecisionLog<'_> {
             source: coordination::SOURCE.to_string(),
             event_time: None,
             received_at: None,
+            origin: None,
             payload: payload.to_string(),
         };
         let index = self.appended.len();
@@ -1150,6 +1233,7 @@ mod tests {
             source: "test".into(),
             event_time: None,
             received_at: None,
+            origin: None,
             payload: payload.into(),
         }
     }
@@ -1607,7 +1691,7 @@ mod tests {
         let other = Connection::open(dir.path().join("w.db")).unwrap();
         other
             .execute(
-                "INSERT INTO events VALUES (2, 'theirs', 's', 2, 'Stop', 'x', 't', 't', '{}')",
+                "INSERT INTO events VALUES (2, 'theirs', 's', 2, 'Stop', 'x', 't', 't', '{}', 'there')",
                 [],
             )
             .unwrap();

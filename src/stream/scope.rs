@@ -18,6 +18,8 @@ pub struct Filter {
     pub session: Option<String>,
     pub event_type: Option<String>,
     pub source: Option<String>,
+    /// The hooklog that first stored the event (`origin`).
+    pub origin: Option<String>,
 }
 
 /// Payload bytes one read of history takes before it stops, on the routes that send history
@@ -93,7 +95,8 @@ impl Scope {
                 };
                 (wanted(&filter.session, event.session_id.as_deref())
                     && wanted(&filter.event_type, Some(&event.event_type))
-                    && wanted(&filter.source, Some(&event.source)))
+                    && wanted(&filter.source, Some(&event.source))
+                    && wanted(&filter.origin, Some(&event.origin)))
                 .then_some(event.sequence)
             }
         }
@@ -124,18 +127,19 @@ impl Scope {
                 conn.prepare_cached(&format!(
                     "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ?1 AND sequence > ?2
                        AND (?3 IS NULL OR type = ?3) AND (?4 IS NULL OR source = ?4)
+                       AND (?6 IS NULL OR origin = ?6)
                      ORDER BY session_sequence LIMIT ?5"
                 ))?
-                .query_map(params![f.session, after, f.event_type, f.source, limit], stored_event)?,
+                .query_map(params![f.session, after, f.event_type, f.source, limit, f.origin], stored_event)?,
             ),
             Scope::Global(f) => budget.take(
                 conn.prepare_cached(&format!(
                     "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > ?1
                        AND (?2 IS NULL OR session_id = ?2) AND (?3 IS NULL OR type = ?3)
-                       AND (?4 IS NULL OR source = ?4)
+                       AND (?4 IS NULL OR source = ?4) AND (?6 IS NULL OR origin = ?6)
                      ORDER BY sequence LIMIT ?5"
                 ))?
-                .query_map(params![after, f.session, f.event_type, f.source, limit], stored_event)?,
+                .query_map(params![after, f.session, f.event_type, f.source, limit, f.origin], stored_event)?,
             ),
         }
     }

@@ -7,6 +7,7 @@ pub mod floor;
 pub mod hook;
 pub mod hooks;
 pub mod ingest;
+pub mod nats;
 pub mod rebuild;
 pub mod sessions;
 pub mod stream;
@@ -26,6 +27,9 @@ pub enum BenchCommand {
     Stream(stream::StreamArgs),
     /// What a run of `hooklog hook` costs, start-up included, and how fast a spool drains.
     Hook(hook::HookBenchArgs),
+    /// Many machines end to end: a publisher, NATS JetStream and an aggregator; events/s and
+    /// the time from the publisher's commit to the aggregator's (needs `nats-server`).
+    Nats(nats::NatsArgs),
     /// How fast `hooklog rebuild` re-derives the projections of a mixed workload.
     Rebuild(rebuild::RebuildArgs),
     /// This machine's own speed right now (raw SQLite appends, JSON parsing, fsync, an HTTP
@@ -42,6 +46,7 @@ impl BenchCommand {
             BenchCommand::Ingest(args) => args.run(),
             BenchCommand::Stream(args) => args.run(),
             BenchCommand::Rebuild(args) => args.run(),
+            BenchCommand::Nats(args) => args.run(),
             BenchCommand::Hook(args) => args.run(),
             BenchCommand::Calibrate(args) => args.run(),
             BenchCommand::NullServer(args) => args.run(),

@@ -16,15 +16,15 @@ ALTER TABLE heroes DROP COLUMN last_sequence;
 ALTER TABLE snapshot_heroes DROP COLUMN updated_at;
 ALTER TABLE snapshot_heroes DROP COLUMN last_sequence;
 
-CREATE TABLE hook_effects_0013 (
+CREATE TABLE hook_effects_0011 (
     sequence   INTEGER PRIMARY KEY,       -- the hook event's sequence
     mission_id TEXT    NOT NULL           -- the mission it opened, closed or worked in
 );
-INSERT INTO hook_effects_0013 (sequence, mission_id)
+INSERT INTO hook_effects_0011 (sequence, mission_id)
     SELECT e.sequence, h.mission_id FROM hook_effects h JOIN events e ON e.event_id = h.event_id
     WHERE h.mission_id IS NOT NULL ORDER BY e.sequence;
 DROP TABLE hook_effects;
-ALTER TABLE hook_effects_0013 RENAME TO hook_effects;
+ALTER TABLE hook_effects_0011 RENAME TO hook_effects;
 
 DROP TABLE snapshot_hook_effects;
 CREATE TABLE snapshot_hook_effects (
