@@ -69,6 +69,10 @@ pub struct Config {
     pub owner_hung_after: Duration,
     /// Who may talk to hooklog, and how much (docs/security.md).
     pub security: Security,
+    /// Whether the writer indexes each event for search (`projection::search`). Always on,
+    /// but for `bench search`, which measures ingest without it (`serve --no-search-index`,
+    /// hidden: a log written without it has an incomplete index until `hooklog rebuild`).
+    pub search_index: bool,
 }
 
 /// The bearer token, host check, CORS origins and limits. Defaults: no token, loopback host
@@ -202,6 +206,7 @@ impl Config {
             clock: Default::default(),
             owner_hung_after: Duration::from_secs(60),
             security: Security::default(),
+            search_index: true,
         }
     }
 }

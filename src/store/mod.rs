@@ -80,6 +80,7 @@ impl Store {
             (config.retention, config.response_retention),
             config.clock.clone(),
             rules,
+            config.search_index,
         )?;
         Ok(Store {
             writer,
