@@ -309,8 +309,7 @@ impl SearchBenchArgs {
             .build()?;
         println!(
             "\nqueries through GET /search, 20 hits each (newest first unless said), one at a time, after a warm-up pass;\n\
-             a request stops short after {} ms of searching, and the query goes on from its cursor:",
-            crate::projection::search::PAGE_BUDGET.as_millis()
+             a page that stops short (its time budget spent) is followed by its cursor:"
         );
         for kind in &kinds {
             let mut hits = Vec::new();
