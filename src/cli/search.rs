@@ -121,8 +121,7 @@ impl SearchArgs {
             }
             out.flush()?;
             printed += hits.len();
-            // A page may stop short (even empty) when the search took its time budget: the
-            // cursor says where to go on.
+            // The cursor says where the next page goes on; none after the last.
             cursor = body["nextCursor"].as_str().map(str::to_string);
             if cursor.is_none() {
                 break;

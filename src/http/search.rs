@@ -158,8 +158,6 @@ pub async fn search(
         order,
         limit: page_limit_or(query.limit, DEFAULT_HITS)?,
         cursor,
-        budget: search::PAGE_BUDGET,
-        first_stretch: search::FIRST_STRETCH,
     };
     let expression = search.expression.clone();
     let page = state

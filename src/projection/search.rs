@@ -23,7 +23,6 @@ use crate::store::read;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::time::{Duration, Instant};
 
 /// Fields whose string value is searchable wherever they are in a payload: camelCase as
 /// `/event` stores hook bodies, and snake_case as hooks send them (an import may keep those).
@@ -403,10 +402,6 @@ pub struct Query {
     pub order: Order,
     pub limit: u32,
     pub cursor: Option<Cursor>,
-    /// Newest first: how long a page searches ([`PAGE_BUDGET`]), and the newest events it
-    /// searches first ([`FIRST_STRETCH`]); each next stretch is twice as long.
-    pub budget: Duration,
-    pub first_stretch: i64,
 }
 
 /// One piece of a snippet: text, marked when it is a term the query matched.
@@ -443,23 +438,12 @@ pub struct Page {
     pub next: Option<Cursor>,
 }
 
-/// How long a newest-first page searches before it stops with what it found (fewer hits
-/// than asked, perhaps none, and a cursor to go on from): a phrase whose words are common but
-/// rarely adjacent, or a filter few of a common word's matches pass, makes FTS5 read much of
-/// the index, and a request must not hold a reader that long.
-pub const PAGE_BUDGET: Duration = Duration::from_millis(25);
-/// The newest events a newest-first page searches first; each next stretch is twice as long.
-/// All of them: measured on 1,000,000 events, searching stretches of 65,536 doubling made a
-/// query that matches nothing cost 14 requests and about 1 s in all against 0.1 s in one
-/// (FTS5 reads much of a common term's doclist again for each stretch), so a page searches the
-/// whole log in one stretch, and the budget never cuts it short (docs/performance.md).
-pub const FIRST_STRETCH: i64 = i64::MAX;
 /// A session with at most this many events is searched from its own events (a probe of the
 /// index for each, newest first) rather than from the index's matches.
 pub const SESSION_PROBES: i64 = 2_000;
 
-/// Runs `query`. Newest first, FTS5 walks the index backwards, a stretch of the log at a time
-/// (or a small session's events), and stops at a full page or after its budget; by rank,
+/// Runs `query`. Newest first, FTS5 walks the index backwards (or a small session's events)
+/// and stops at a full page; by rank,
 /// every match is scored. Then each hit's event and snippet. An empty expression matches
 /// nothing. An FTS5 syntax error is the `Err` of [`is_query_error`].
 pub fn search(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
@@ -520,18 +504,17 @@ fn filtered(query: &Query) -> bool {
         || query.until.is_some()
 }
 
-/// What a plan binds besides the query's parameters: a rank cursor (`?7`), a stretch's lower
-/// bound (`?8`), an upper bound (`?9`, exclusive) and the rows wanted (`?10`).
+/// What a plan binds besides the query's parameters: a rank cursor (`?7`), an upper bound of
+/// sequences (`?8`, exclusive) and the rows wanted (`?9`).
 #[derive(Default)]
 struct Bounds {
     rank: Option<f64>,
-    from: Option<i64>,
     below: Option<i64>,
     rows: i64,
 }
 
 /// Runs one of the statements below, each row read by `row`: parameters 1 to 6 are the
-/// query's, 7 to 10 the plan's. Every one is bound, named in the statement or not, so one
+/// query's, 7 to 9 the plan's. Every one is bound, named in the statement or not, so one
 /// statement text takes every value.
 fn run<T>(
     conn: &Connection,
@@ -550,7 +533,6 @@ fn run<T>(
                 query.since,
                 query.until,
                 bounds.rank,
-                bounds.from,
                 bounds.below,
                 bounds.rows,
             ],
@@ -573,49 +555,26 @@ fn paged(mut hits: Vec<Hit>, limit: usize) -> Page {
     Page { hits, next }
 }
 
-/// Newest first from the index: the stretch of sequences `[lo, hi)` at a time, from the
-/// cursor (or the head) down, each stretch twice as long as the one before, until the page
-/// is full, the log is searched to its start, or the budget is spent.
+/// Newest first from the index, from the cursor (or the head) down, until the page is full.
 fn newest(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
-    let started = Instant::now();
     let limit = query.limit as usize;
     let sql = format!(
         "SELECT search.rowid, NULL, {HIT_COLUMNS}
          FROM search JOIN events e ON e.sequence = search.rowid
-         WHERE search MATCH ?1{} AND search.rowid >= ?8 AND search.rowid < ?9
-         ORDER BY search.rowid DESC LIMIT ?10",
+         WHERE search MATCH ?1{} AND search.rowid < ?8
+         ORDER BY search.rowid DESC LIMIT ?9",
         filters(query)
     );
-    let head: i64 = sql::prepare(conn, "SELECT COALESCE(MAX(sequence), 0) FROM search_text")?
-        .query_row([], |r| r.get(0))?;
-    let mut hi = match query.cursor {
-        Some(Cursor::Before(sequence)) => sequence.min(head + 1),
-        _ => head + 1,
+    let below = match query.cursor {
+        Some(Cursor::Before(sequence)) => sequence,
+        _ => i64::MAX,
     };
-    let mut stretch = query.first_stretch.max(1);
-    let mut hits = Vec::with_capacity(limit + 1);
-    loop {
-        let lo = hi.saturating_sub(stretch).max(0);
-        let bounds = Bounds {
-            from: Some(lo),
-            below: Some(hi),
-            rows: (limit + 1 - hits.len()) as i64,
-            ..Bounds::default()
-        };
-        hits.extend(run(conn, &sql, query, bounds, hit_row)?);
-        if hits.len() > limit || lo <= 0 {
-            return Ok(paged(hits, limit));
-        }
-        if started.elapsed() >= query.budget {
-            // Short, perhaps empty: the next page goes on below this stretch.
-            return Ok(Page {
-                hits,
-                next: Some(Cursor::Before(lo)),
-            });
-        }
-        hi = lo;
-        stretch = stretch.saturating_mul(2);
-    }
+    let bounds = Bounds {
+        below: Some(below),
+        rows: limit as i64 + 1,
+        ..Bounds::default()
+    };
+    Ok(paged(run(conn, &sql, query, bounds, hit_row)?, limit))
 }
 
 /// Whether the query is for a session with at most [`SESSION_PROBES`] events.
@@ -640,12 +599,12 @@ fn in_session(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
     );
     let below = match query.cursor {
         Some(Cursor::Before(sequence)) => {
-            sql.push_str(" AND e.sequence < ?9");
+            sql.push_str(" AND e.sequence < ?8");
             Some(sequence)
         }
         _ => None,
     };
-    sql.push_str(" ORDER BY e.session_id DESC, e.session_sequence DESC LIMIT ?10");
+    sql.push_str(" ORDER BY e.session_id DESC, e.session_sequence DESC LIMIT ?9");
     let bounds = Bounds {
         below,
         rows: limit as i64 + 1,
@@ -667,12 +626,12 @@ fn ranked(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
     sql.push_str(&filters(query));
     let (rank, below) = match query.cursor {
         Some(Cursor::After(rank, sequence)) => {
-            sql.push_str(" AND (search.rank > ?7 OR (search.rank = ?7 AND search.rowid < ?9))");
+            sql.push_str(" AND (search.rank > ?7 OR (search.rank = ?7 AND search.rowid < ?8))");
             (Some(rank), Some(sequence))
         }
         _ => (None, None),
     };
-    sql.push_str(" ORDER BY search.rank, search.rowid DESC LIMIT ?10");
+    sql.push_str(" ORDER BY search.rank, search.rowid DESC LIMIT ?9");
     let bounds = Bounds {
         rank,
         below,
@@ -879,9 +838,6 @@ mod tests {
             order: Order::Newest,
             limit: 20,
             cursor: None,
-            // Time enough on any machine: the tests below set what they mean to.
-            budget: Duration::from_secs(60),
-            first_stretch: FIRST_STRETCH,
         }
     }
 
@@ -899,7 +855,7 @@ mod tests {
     }
 
     #[test]
-    fn a_page_out_of_budget_stops_short_and_its_cursor_goes_on_below_what_it_searched() {
+    fn pages_go_on_below_their_cursor_with_nothing_skipped_or_repeated() {
         let conn = log(10);
         let mut q = query("needle");
         q.limit = 4;
@@ -907,26 +863,10 @@ mod tests {
             pages(&conn, q.clone()),
             [vec![10, 9, 8, 7], vec![6, 5, 4, 3], vec![2, 1]]
         );
-        // No time to search past the first stretch of each page: short pages, nothing
-        // skipped or repeated.
-        q.budget = Duration::ZERO;
-        q.first_stretch = 3;
-        assert_eq!(
-            pages(&conn, q.clone()),
-            [vec![10, 9, 8], vec![7, 6, 5], vec![4, 3, 2], vec![1]]
-        );
-        // A filter few matches pass: empty pages until its events.
+        // A filter no match passes: one empty page.
         q.event_type = Some("PreToolUse".into());
         q.source = Some("nowhere".into());
-        assert_eq!(pages(&conn, q.clone()), vec![Vec::<i64>::new(); 4]);
-        // With time, the stretches double until the page is full.
-        q.source = None;
-        q.budget = Duration::from_secs(60);
-        q.first_stretch = 1;
-        assert_eq!(
-            pages(&conn, q),
-            [vec![10, 9, 8, 7], vec![6, 5, 4, 3], vec![2, 1]]
-        );
+        assert_eq!(pages(&conn, q), [Vec::<i64>::new()]);
     }
 
     #[test]

@@ -309,7 +309,7 @@ impl SearchBenchArgs {
             .build()?;
         println!(
             "\nqueries through GET /search, 20 hits each (newest first unless said), one at a time, after a warm-up pass;\n\
-             a page that stops short (its time budget spent) is followed by its cursor:"
+             following each page's cursor until 20 hits or the end of the log:"
         );
         for kind in &kinds {
             let mut hits = Vec::new();
@@ -360,7 +360,7 @@ impl SearchBenchArgs {
 }
 
 /// What one query took: its first request, and the requests until a page of 20 hits or the
-/// end of the log (a page stops short when the search spends its budget).
+/// end of the log.
 struct Asked {
     first: Duration,
     whole: Duration,

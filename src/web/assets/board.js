@@ -166,8 +166,8 @@ function logSearch(section) {
   const run = async (q) => {
     const n = ++asked;
     if (!q.trim()) return section.replaceChildren();
-    // A page may stop short when the search took its time budget: go on from its cursor,
-    // a few pages at most, until 20 hits.
+    // The newest 20 hits: a page of 20, or fewer when the log has no more (the loop also
+    // follows a short page's cursor, should a page ever come back short).
     const hits = [];
     let cursor = null;
     try {
