@@ -76,6 +76,10 @@ pub struct Config {
     pub publish: Option<crate::jetstream::Target>,
     /// Where events are consumed from and appended here (`serve --subscribe`); `None`: nowhere.
     pub subscribe: Option<crate::jetstream::Subscription>,
+    /// Whether the writer indexes each event for search (`projection::search`). Always on,
+    /// but for `bench search`, which measures ingest without it (`serve --no-search-index`,
+    /// hidden: a log written without it has an incomplete index until `hooklog rebuild`).
+    pub search_index: bool,
 }
 
 /// The bearer token, host check, CORS origins and limits. Defaults: no token, loopback host
@@ -212,6 +216,7 @@ impl Config {
             origin: host_name(),
             publish: None,
             subscribe: None,
+            search_index: true,
         }
     }
 }

@@ -311,6 +311,10 @@ async fn every_documented_status_is_produced() {
     x.send("get", "/events/{id}", "/events/e1", None, 200).await;
     x.send("get", "/events/{id}", "/events/nope", None, 404)
         .await;
+    x.send("get", "/search", "/search?q=made_up", None, 200)
+        .await;
+    x.send("get", "/search", "/search?q=%22a%20AND&mode=fts", None, 400)
+        .await;
     x.send("get", "/changes", "/changes", None, 200).await;
     x.send("get", "/changes", "/changes?limit=0", None, 400)
         .await;

@@ -1,6 +1,7 @@
 //! The web view in a real browser (Chromium, headless, over WebDriver) against the real
 //! `hooklog serve` binary and its SQLite file: the board groups the replayed fixtures' sessions
-//! by state and shows a new event within a second; a session's timeline holds every event
+//! by state, shows a new event within a second, and lists the log's matches for its search
+//! box; a session's timeline holds every event
 //! exactly once, in order, across a `kill -9` and a restart; the replay scrubber shows what
 //! `hooklog replay --until` prints; with a token, nothing but the login form until logged in.
 //! Each test saves screenshots under the target directory's `screenshots/`.
@@ -182,6 +183,18 @@ async fn the_board_groups_the_replayed_sessions_by_state_and_shows_a_new_event_w
     browser
         .wait_until(DEADLINE, "the search to keep one card", "document.querySelectorAll('.card').length === 1 && document.querySelector('.card').dataset.session === 'working-1'")
         .await;
+    // And lists the events of the log that match (GET /search), the words marked, each a
+    // link to the event on its session's page.
+    browser
+        .wait_until(
+            DEADLINE,
+            "the log's matches under the search box",
+            "document.querySelectorAll('.hits li').length === 2 \
+             && [...document.querySelectorAll('.hits li')].every(li => li.querySelector('a').getAttribute('href').startsWith('/s/working-1#e')) \
+             && [...document.querySelectorAll('.hits mark')].some(m => m.textContent.toLowerCase() === 'flaky')",
+        )
+        .await;
+    browser.screenshot("board-search").await;
     browser.close().await;
 }
 

@@ -9,6 +9,7 @@ pub mod import;
 pub mod rebuild;
 pub mod replay;
 pub mod replication;
+pub mod search;
 pub mod serve;
 pub mod spool;
 pub mod stats;
@@ -31,6 +32,8 @@ pub enum Command {
     Serve(Box<serve::ServeArgs>),
     /// Follow a session, or every event, as readable lines (or JSON with --json).
     Tail(tail::TailArgs),
+    /// Full-text search of a running hooklog: one line per hit, as `tail` prints events.
+    Search(search::SearchArgs),
     /// Write a session (or everything) as an NDJSON recording.
     Export(export::ExportArgs),
     /// Append a recording to a database, keeping ids and times (idempotent).
@@ -61,6 +64,7 @@ impl Cli {
         match self.command {
             Command::Serve(args) => (*args).run(),
             Command::Tail(args) => args.run(),
+            Command::Search(args) => args.run(),
             Command::Rebuild(args) => args.run(),
             Command::Export(args) => args.run(),
             Command::Import(args) => args.run(),

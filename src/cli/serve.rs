@@ -113,6 +113,10 @@ pub struct ServeArgs {
     /// clients take it.
     #[arg(long, env = "HOOKLOG_STREAM_HISTORY_BYTES", default_value_t = Connections::default().history_budget)]
     pub stream_history_bytes: usize,
+    /// For `bench search` only: do not index new events for search, to measure ingest
+    /// without the index. The index then misses them until `hooklog rebuild`.
+    #[arg(long, hide = true)]
+    pub no_search_index: bool,
 }
 
 impl ServeArgs {
@@ -139,6 +143,7 @@ impl ServeArgs {
                 max_per_session: Some(self.response_retain_max_events).filter(|n| *n > 0),
             },
             security,
+            search_index: !self.no_search_index,
             ..Config::for_path(&self.db)
         };
         let workers = self.workers.unwrap_or_else(default_http_workers);

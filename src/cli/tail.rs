@@ -314,6 +314,18 @@ pub fn line(envelope: &Value) -> String {
         .unwrap_or(0);
     let event_type = envelope["type"].as_str().unwrap_or("?");
     let summary = summary(&envelope["payload"]);
+    format_line(time, session, position, event_type, &summary)
+}
+
+/// A line from its parts: `time` (`HH:MM:SS.mmm`), the session (`-` for none), the stream
+/// position, the type and what to say about the event. `hooklog search` prints its hits so.
+pub fn format_line(
+    time: &str,
+    session: &str,
+    position: i64,
+    event_type: &str,
+    summary: &str,
+) -> String {
     format!("{time}  {session}  #{position}  {event_type}  {summary}")
         .trim_end()
         .to_string()

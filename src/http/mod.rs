@@ -31,6 +31,7 @@ pub mod pulse;
 pub mod rate;
 pub mod recordings;
 pub mod responses;
+pub mod search;
 pub mod server;
 pub mod sessions;
 pub mod streams;
@@ -132,6 +133,7 @@ pub fn routes() -> Vec<Route> {
         at(M::GET, "/events", events::list),
         at(M::POST, "/events", events::ingest),
         at(M::GET, "/events/{id}", events::one),
+        at(M::GET, "/search", search::search),
         at(M::GET, "/changes", changes::changes),
         at(M::POST, hooks::EVENT_PATH, hooks::event),
         at(M::POST, "/event/normalized", hooks::normalized),

@@ -20,6 +20,7 @@ pub mod missions;
 pub mod owners;
 pub mod recorder;
 pub mod scratch;
+pub mod search;
 pub mod sessions;
 pub mod sql;
 pub mod tables;
@@ -232,10 +233,12 @@ pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effect
     })
 }
 
-/// Every projection table's rows as text (`table: v1 | v2 | ...`), in primary-key order: two
-/// databases whose projections are equal give equal snapshots.
+/// Every projection table's rows as text (`table: v1 | v2 | ...`), in primary-key order, and
+/// the search index's text rows: two databases whose projections are equal give equal
+/// snapshots.
 pub fn snapshot(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut out = Vec::new();
+    search::snapshot(conn, &mut out)?;
     for table in TABLES {
         let mut statement = sql::prepare(conn, &format!("SELECT * FROM {table} ORDER BY 1, 2"))?;
         let columns = statement.column_count();
@@ -269,7 +272,8 @@ fn show(value: rusqlite::types::ValueRef<'_>) -> String {
 
 /// Clears every projection, loads the retention snapshot (the state after the last pruned
 /// event, empty when nothing was pruned) and replays the retained log into them, in sequence
-/// order. Returns the number of events replayed. Runs inside the caller's transaction.
+/// order, then indexes the retained log for search ([`search::reindex`]). Returns the number
+/// of events replayed. Runs inside the caller's transaction.
 ///
 /// The agent rows (sessions, heroes, missions, tool uses) are kept in memory for the replay
 /// and written in bulk ([`tables::Cached`]); every other projection is written as the events
@@ -311,10 +315,12 @@ pub fn rebuild_with(conn: &Connection, how: Replay) -> rusqlite::Result<u64> {
         true => reader_for(conn, after)?,
         false => None,
     };
-    match reader {
+    let replayed = match reader {
         Some(reader) => replay::beside(conn, reader, after, fresh, every),
         None => replay::inline(conn, after, fresh, every),
-    }
+    }?;
+    search::reindex(conn)?;
+    Ok(replayed)
 }
 
 /// A second, read-only connection to the database, when it is a file and sees the same log

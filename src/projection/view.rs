@@ -20,6 +20,11 @@ impl View {
         View { map }
     }
 
+    /// The payload's fields, as parsed (empty when it is not a JSON object).
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.map
+    }
+
     /// A field's value by camelCase name, else by its snake_case alias.
     pub fn get(&self, camel: &str) -> Option<&Value> {
         self.map.get(camel).filter(|v| !v.is_null()).or_else(|| {

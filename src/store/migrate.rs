@@ -72,7 +72,16 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0012_origin.sql"),
         false,
     ),
+    (
+        "0013_search.sql",
+        include_str!("../../migrations/0013_search.sql"),
+        false,
+    ),
 ];
+
+/// The migration that adds the search index ([`projection::search`]): the events already
+/// stored are indexed right after it (a rebuild of the projections indexes them too).
+const SEARCH_MIGRATION: usize = 13;
 
 /// Applies the migrations this database has not seen yet, all in one transaction.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
@@ -104,6 +113,11 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
                 replayed,
                 "replayed the stored events into the new projections"
             );
+        }
+    } else if current < SEARCH_MIGRATION {
+        let indexed = projection::search::reindex(&tx)?;
+        if indexed > 0 {
+            tracing::info!(indexed, "indexed the stored events for search");
         }
     }
     tx.commit()?;

@@ -84,6 +84,7 @@ impl Store {
             config.clock.clone(),
             rules,
             config.origin.clone(),
+            config.search_index,
         )?;
         Ok(Store {
             writer,

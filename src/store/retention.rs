@@ -30,7 +30,7 @@ impl Retention {
 }
 
 /// Deletes up to [`PRUNE_STEP`] of the oldest events the policy no longer keeps, in one
-/// transaction; returns how many. Their `agent_changes` rows go with them; alerts and other
+/// transaction; returns how many. Their `agent_changes` and search rows go with them; alerts and other
 /// projections keep their rows, and the retention snapshot moves to the new boundary in the
 /// same transaction.
 pub fn prune_step(
@@ -112,6 +112,8 @@ pub fn prune_step_min(
     tx.execute("DELETE FROM snapshot_agent_changes", [])?;
     tx.execute("DELETE FROM hook_effects WHERE sequence <= ?1", [through])?;
     tx.execute("DELETE FROM snapshot_hook_effects", [])?;
+    // So is its search text: no hit can point at a pruned event.
+    crate::projection::search::prune(&tx, through)?;
     let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;
     tx.commit()?;
     Ok(pruned as i64)

@@ -157,11 +157,13 @@ impl Writer {
         clock: time::Clock,
         rules: coordination::Rules,
         origin: String,
+        search_index: bool,
     ) -> rusqlite::Result<(Writer, std::thread::JoinHandle<()>)> {
         let (hub, response_hub) = hubs;
         let (retention, response_retention) = retention;
         let mut thread = WriterThread::new(conn, hub, clock, rules)?;
         thread.origin = origin;
+        thread.search_index = search_index;
         thread.retention = retention;
         thread.response_retention = response_retention;
         thread.response_hub = response_hub;
@@ -348,6 +350,9 @@ struct WriterThread {
     /// This hooklog's name, recorded on the events it stores that bring none (`--origin`).
     origin: String,
     rules: coordination::Rules,
+    /// Whether each event appended is indexed for search (always, but in `bench search`'s
+    /// measurement without the index).
+    search_index: bool,
     healthy: Arc<AtomicBool>,
     pruning: Arc<Mutex<Pruning>>,
     shared_head: Arc<AtomicI64>,
@@ -475,6 +480,7 @@ impl WriterThread {
             clock,
             origin: String::new(),
             rules,
+            search_index: true,
             healthy: Arc::new(AtomicBool::new(true)),
             pruning: Arc::new(Mutex::new(Pruning {
                 state: "off",
@@ -1087,7 +1093,11 @@ impl WriterThread {
             }
             Run::RowByRow => Live::new(&self.conn),
         };
-        let effects = projection::apply_to(&tables, &self.conn, &row)?;
+        let parsed = projection::Parsed::of(&row);
+        let effects = projection::apply_parsed(&tables, &self.conn, &row, &parsed)?;
+        if self.search_index {
+            projection::search::index(&self.conn, &row, &parsed)?;
+        }
         let appended = Appended {
             id: row.event_id.clone(),
             sequence: row.sequence,

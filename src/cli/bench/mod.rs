@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod ingest;
 pub mod nats;
 pub mod rebuild;
+pub mod search;
 pub mod sessions;
 pub mod stream;
 
@@ -32,6 +33,9 @@ pub enum BenchCommand {
     Nats(nats::NatsArgs),
     /// How fast `hooklog rebuild` re-derives the projections of a mixed workload.
     Rebuild(rebuild::RebuildArgs),
+    /// Full-text search: query latency on a large log of hook sessions through `GET /search`,
+    /// hook ingest with and without the index, and the index's share of the database.
+    Search(search::SearchBenchArgs),
     /// This machine's own speed right now (raw SQLite appends, JSON parsing, fsync, an HTTP
     /// server that does nothing), against the reference numbers the issues were written with.
     Calibrate(calibrate::CalibrateArgs),
@@ -47,6 +51,7 @@ impl BenchCommand {
             BenchCommand::Stream(args) => args.run(),
             BenchCommand::Rebuild(args) => args.run(),
             BenchCommand::Nats(args) => args.run(),
+            BenchCommand::Search(args) => args.run(),
             BenchCommand::Hook(args) => args.run(),
             BenchCommand::Calibrate(args) => args.run(),
             BenchCommand::NullServer(args) => args.run(),
@@ -60,6 +65,9 @@ pub(super) fn quantile<T: Copy>(sorted: &[T], p: f64) -> Option<T> {
     let i = ((sorted.len() as f64 * p) as usize).min(sorted.len().checked_sub(1)?);
     Some(sorted[i])
 }
+
+/// The database a server started here writes, in its temporary directory.
+const DB_FILE: &str = "bench.db";
 
 pub enum Server {
     External(String),
@@ -80,6 +88,11 @@ impl Server {
     }
 
     pub fn start(durability: Durability) -> anyhow::Result<Server> {
+        Server::start_with(durability, &[])
+    }
+
+    /// [`Server::start`], with more `serve` flags.
+    pub fn start_with(durability: Durability, flags: &[&str]) -> anyhow::Result<Server> {
         let dir = std::env::temp_dir().join(format!("hooklog-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         let mut command =
@@ -88,8 +101,37 @@ impl Server {
             .args(["serve", "--bind", "127.0.0.1:0", "--durability"])
             .arg(durability.pragma().to_lowercase())
             .arg("--db")
-            .arg(dir.join("bench.db"));
+            .arg(dir.join(DB_FILE))
+            .args(flags);
         Server::spawn(command, dir)
+    }
+
+    /// Stops a server started here and starts it again on the same database with `flags`.
+    pub fn restart_with(&mut self, durability: Durability, flags: &[&str]) -> anyhow::Result<()> {
+        let Server::Child { child, dir, .. } = self else {
+            anyhow::bail!("only a server started here can be restarted");
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        let dir = std::mem::take(dir);
+        let mut command =
+            Command::new(std::env::current_exe().context("finding the hooklog binary")?);
+        command
+            .args(["serve", "--bind", "127.0.0.1:0", "--durability"])
+            .arg(durability.pragma().to_lowercase())
+            .arg("--db")
+            .arg(dir.join(DB_FILE))
+            .args(flags);
+        *self = Server::spawn(command, dir)?;
+        Ok(())
+    }
+
+    /// The database file of a server started here.
+    pub fn db_path(&self) -> Option<PathBuf> {
+        match self {
+            Server::External(_) => None,
+            Server::Child { dir, .. } => Some(dir.join(DB_FILE)),
+        }
     }
 
     /// Runs `command` (this binary, as a server on port 0) and waits for the address it prints

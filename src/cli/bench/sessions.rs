@@ -151,8 +151,15 @@ impl HookEvent {
     /// The same event as a canonical envelope for `POST /events` with source `bench`, which
     /// no projection but `sessions` reads: the log-only path.
     pub fn envelope(&self) -> String {
+        self.envelope_from("bench")
+    }
+
+    /// The same event as a canonical envelope of `source`: `hook` makes `POST /events` apply
+    /// every hook projection to it, as `/event` would (`bench search` builds its log so, in
+    /// batches).
+    pub fn envelope_from(&self, source: &str) -> String {
         format!(
-            r#"{{"type":"{}","sessionId":"{}","source":"bench","payload":{}}}"#,
+            r#"{{"type":"{}","sessionId":"{}","source":"{source}","payload":{}}}"#,
             self.event_type, self.session_id, self.body
         )
     }

@@ -10,7 +10,8 @@ pub mod schemas;
 
 use super::{
     alerts, auth, changes, claims, events, factory, gaps, health, heroes, hooks, live, login,
-    metrics, missions, owners, pages, projections, pulse, recordings, responses, sessions, streams,
+    metrics, missions, owners, pages, projections, pulse, recordings, responses, search, sessions,
+    streams,
 };
 use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
@@ -44,6 +45,7 @@ use utoipa::{Modify, OpenApi};
         events::list,
         events::ingest,
         events::one,
+        search::search,
         changes::changes,
         hooks::event,
         hooks::normalized,

@@ -5,7 +5,7 @@
 
 import { follow, get, head } from "./api.js";
 import { Pulse, bars } from "./pulse.js";
-import { clip, coalesce, duration, h } from "./dom.js";
+import { clip, clock, coalesce, duration, h } from "./dom.js";
 
 /** The board's columns, in the order a person should look at them. */
 const GROUPS = [
@@ -58,10 +58,13 @@ export async function board(main, status) {
   const view = h("div", { class: "board" });
   const controls = h("form", { class: "filters", role: "search" });
   const chart = h("div", { class: "total-pulse" });
-  main.replaceChildren(h("h1", {}, "Board"), chart, controls, view);
+  const found = h("section", { class: "hits", "aria-label": "Matches in the log", "aria-live": "polite" });
+  main.replaceChildren(h("h1", {}, "Board"), chart, controls, found, view);
+  const searchLog = logSearch(found);
+  searchLog(filters.q);
 
   const draw = () => {
-    drawControls(controls, model, filters, draw);
+    drawControls(controls, model, filters, draw, searchLog);
     drawColumns(view, model, filters);
     chart.replaceChildren(
       h("span", {}, "Events per minute, last hour"),
@@ -109,7 +112,7 @@ export async function board(main, status) {
   });
 }
 
-function drawControls(form, model, filters, redraw) {
+function drawControls(form, model, filters, redraw, searchLog) {
   if (form.contains(document.activeElement)) return; // never redraw under the person typing
   const sessions = [...model.sessions.values()];
   const choices = (name, label, values) =>
@@ -142,16 +145,74 @@ function drawControls(form, model, filters, redraw) {
         type: "search",
         name: "q",
         value: filters.q,
-        placeholder: "session id or prompt",
+        placeholder: "session id, prompt, command, file…",
         oninput: (e) => {
           filters.q = e.target.value;
           writeFilters(filters);
           drawColumns(document.querySelector(".board"), model, filters);
+          searchLog(filters.q);
         },
       })
     )
   );
   form.addEventListener("submit", (e) => e.preventDefault());
+}
+
+/** Hits of the log for the board's search box (GET /search, newest first), drawn into
+ * `section` a moment after the person stops typing; an answer to an older query is dropped. */
+function logSearch(section) {
+  let asked = 0;
+  let timer = null;
+  const run = async (q) => {
+    const n = ++asked;
+    if (!q.trim()) return section.replaceChildren();
+    // The newest 20 hits: a page of 20, or fewer when the log has no more (the loop also
+    // follows a short page's cursor, should a page ever come back short).
+    const hits = [];
+    let cursor = null;
+    try {
+      for (let pages = 0; pages < 8 && hits.length < 20; pages++) {
+        const more = cursor ? `&cursor=${encodeURIComponent(cursor)}` : "";
+        const page = await get(`/search?limit=${20 - hits.length}&q=${encodeURIComponent(q)}${more}`);
+        if (n !== asked) return;
+        hits.push(...page.hits);
+        cursor = page.nextCursor;
+        if (!cursor) break;
+      }
+    } catch (e) {
+      if (n === asked) section.replaceChildren(h("p", { class: "error" }, `search: ${e.message}`));
+      return;
+    }
+    if (n !== asked) return;
+    section.replaceChildren(
+      h("h2", {}, "Matches in the log ", h("span", { class: "count" }, cursor ? `newest ${hits.length}` : String(hits.length))),
+      hits.length ? h("ol", {}, hits.map(hit)) : h("p", { class: "empty" }, cursor ? "none among the newest events" : "no event matches")
+    );
+  };
+  return (q) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => run(q), 250);
+  };
+}
+
+/** One hit: its time, session (a link to the event on the session's page), type and snippet,
+ * the matched words marked. */
+function hit(found) {
+  const where = found.sessionId
+    ? h("a", { class: "sid", href: `/s/${encodeURIComponent(found.sessionId)}#e${found.sessionSequence}`, title: found.sessionId },
+        `${clip(found.sessionId, 28)} #${found.sessionSequence}`)
+    : h("a", { class: "sid", href: `/events/${encodeURIComponent(found.id)}` }, `#${found.sequence}`);
+  return h(
+    "li",
+    { "data-sequence": found.sequence },
+    h("span", { class: "time" }, clock(found.eventTime)),
+    " ",
+    where,
+    " ",
+    h("span", { class: "type" }, found.type),
+    " ",
+    h("span", { class: "snippet" }, found.snippet.map((p) => (p.match ? h("mark", {}, p.text) : p.text.replace(/\s+/g, " "))))
+  );
 }
 
 function matches(session, model, filters) {

@@ -1,0 +1,208 @@
+//! `GET /search`: full-text search over the log (`projection::search`), newest first or by
+//! rank, a page at a time.
+
+use super::AppState;
+use super::error::ApiError;
+use super::events::page_limit_or;
+use super::extract::ApiQuery;
+use crate::event::time;
+use crate::http::openapi::schemas;
+use crate::ingest::InvalidRequest;
+use crate::projection::search::{self, Cursor, Hit, Order, Query};
+use crate::store::StoreError;
+use axum::Json;
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// Hits on a page unless `limit` says otherwise.
+pub const DEFAULT_HITS: u32 = 20;
+/// The longest `q`, in characters.
+pub const MAX_QUERY_CHARS: usize = 2_000;
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// What to look for. In `words` mode (the default): words, all required, in any order;
+    /// `"a phrase"` in double quotes; `prefix*`. Any other character is plain text. In `fts`
+    /// mode: an FTS5 query expression (`AND`, `OR`, `NOT`, `NEAR(...)`, `"phrases"`,
+    /// `prefix*`, `^first`).
+    #[param(min_length = 1, max_length = 2000)]
+    q: Option<String>,
+    /// `words` (default) or `fts`.
+    #[param(schema_with = modes)]
+    mode: Option<String>,
+    /// Only this session's events.
+    session: Option<String>,
+    /// Only events of this type.
+    #[serde(rename = "type")]
+    event_type: Option<String>,
+    /// Only events of this source.
+    source: Option<String>,
+    /// Only events whose time is at or after this: an RFC 3339 time, or an age (`7d`, `12h`,
+    /// `90m`).
+    since: Option<String>,
+    /// Only events whose time is before this (same forms as `since`).
+    until: Option<String>,
+    /// `newest` (default): highest sequence first. `rank`: best match first (bm25).
+    #[param(schema_with = orders)]
+    order: Option<String>,
+    #[param(minimum = 1, maximum = 1000)]
+    limit: Option<u32>,
+    /// The `nextCursor` of the page before, with the same query.
+    cursor: Option<String>,
+}
+
+fn modes() -> utoipa::openapi::schema::Object {
+    enumeration(&["words", "fts"])
+}
+
+fn orders() -> utoipa::openapi::schema::Object {
+    enumeration(&["newest", "rank"])
+}
+
+fn enumeration(values: &[&str]) -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .enum_values(Some(values.iter().copied()))
+        .build()
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchPage {
+    hits: Vec<Hit>,
+    /// Pass as `cursor` for the next page; `null` on the last.
+    next_cursor: Option<String>,
+    /// The FTS5 expression that ran (in `words` mode, what `q` became).
+    query: String,
+    order: &'static str,
+}
+
+#[utoipa::path(
+    get,
+    path = "/search",
+    tag = "events",
+    params(SearchQuery),
+    responses(
+        (status = 200, description = "A page of hits, each with its event's id, session, positions, time and a snippet.", body = SearchPage),
+        (status = 400, description = "Invalid input (in `fts` mode, an expression FTS5 refuses); nothing was done.", body = schemas::ErrorBody)
+    )
+)]
+/// `GET /search?q=...`: events whose text matches, newest first (or by rank), `limit` 20 by
+/// default, the next page by `cursor`.
+pub async fn search(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<SearchQuery>,
+) -> Result<Json<SearchPage>, ApiError> {
+    let q = query.q.unwrap_or_default();
+    if q.trim().is_empty() {
+        return Err(ApiError::invalid("q is required: what to search for"));
+    }
+    if q.chars().count() > MAX_QUERY_CHARS {
+        return Err(ApiError::invalid(format!(
+            "q is longer than {MAX_QUERY_CHARS} characters"
+        )));
+    }
+    let fts = match query.mode.as_deref() {
+        None | Some("words") => false,
+        Some("fts") => true,
+        Some(other) => {
+            return Err(ApiError::invalid(format!(
+                "mode must be words or fts, not {other:?}"
+            )));
+        }
+    };
+    let order = match query.order.as_deref() {
+        None | Some("newest") => Order::Newest,
+        Some("rank") => Order::Rank,
+        Some(other) => {
+            return Err(ApiError::invalid(format!(
+                "order must be newest or rank, not {other:?}"
+            )));
+        }
+    };
+    let cursor = match query.cursor.as_deref() {
+        None => None,
+        Some(text) => match (Cursor::decode(text), order) {
+            (Some(c @ Cursor::Before(_)), Order::Newest)
+            | (Some(c @ Cursor::After(..)), Order::Rank) => Some(c),
+            _ => {
+                return Err(ApiError::invalid(
+                    "cursor is not one this search gave (pass nextCursor back with the same order)",
+                ));
+            }
+        },
+    };
+    let now = chrono::Utc::now();
+    let search = Query {
+        expression: if fts {
+            q.clone()
+        } else {
+            search::words_to_fts(&q)
+        },
+        session: query.session,
+        event_type: query.event_type,
+        source: query.source,
+        since: query
+            .since
+            .as_deref()
+            .map(|t| moment("since", t, now))
+            .transpose()?,
+        until: query
+            .until
+            .as_deref()
+            .map(|t| moment("until", t, now))
+            .transpose()?,
+        order,
+        limit: page_limit_or(query.limit, DEFAULT_HITS)?,
+        cursor,
+    };
+    let expression = search.expression.clone();
+    let page = state
+        .store
+        .read(move |conn| {
+            // One read transaction: the hits' events are those the page's query saw.
+            let tx = conn.unchecked_transaction()?;
+            let page = search::search(&tx, &search)?;
+            tx.finish()?;
+            Ok(page)
+        })
+        .await
+        .map_err(|e| match e {
+            StoreError::Sqlite(e) if fts && search::is_query_error(&e) => {
+                ApiError::Invalid(InvalidRequest::new(
+                    format!("q is not an FTS5 query expression this index takes: {e}"),
+                    json!({ "mode": "fts", "query": expression }),
+                ))
+            }
+            e => e.into(),
+        })?;
+    Ok(Json(SearchPage {
+        hits: page.hits,
+        next_cursor: page.next.map(|c| c.encode()),
+        query: expression,
+        order: match order {
+            Order::Newest => "newest",
+            Order::Rank => "rank",
+        },
+    }))
+}
+
+/// `since` or `until` in the log's time format: an RFC 3339 time, or an age before `now`.
+fn moment(name: &str, text: &str, now: chrono::DateTime<chrono::Utc>) -> Result<String, ApiError> {
+    if let Some(t) = time::normalize(text) {
+        return Ok(t);
+    }
+    humantime::parse_duration(text)
+        .ok()
+        .and_then(|age| chrono::Duration::from_std(age).ok())
+        .and_then(|age| now.checked_sub_signed(age))
+        .map(time::format)
+        .ok_or_else(|| {
+            ApiError::invalid(format!(
+                "{name} must be an RFC 3339 time (2026-11-30T12:00:00Z) or an age (7d, 12h, 90m)"
+            ))
+        })
+}
