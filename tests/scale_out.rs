@@ -294,3 +294,162 @@ async fn nats_and_the_aggregator_killed_and_a_publisher_started_while_nats_is_do
     aggregator.kill();
     assert_rebuilds_to_live(&central);
 }
+
+/// The servers' view of the JetStream meta group, from each node's monitoring port (`/jsz`):
+/// the meta leader's name once all three agree on one, in a cluster of 3.
+async fn meta_leader(client: &reqwest::Client, monitors: &[u16]) -> Option<String> {
+    let mut leaders = Vec::new();
+    for port in monitors {
+        let jsz: Value = client
+            .get(format!("http://127.0.0.1:{port}/jsz"))
+            .send()
+            .await
+            .ok()?
+            .json()
+            .await
+            .ok()?;
+        let meta = &jsz["meta_cluster"];
+        if meta["cluster_size"] != 3 {
+            return None;
+        }
+        leaders.push(
+            meta["leader"]
+                .as_str()
+                .filter(|l| !l.is_empty())?
+                .to_string(),
+        );
+    }
+    leaders.dedup();
+    (leaders.len() == 1).then(|| leaders.remove(0))
+}
+
+/// The stream's replication as JetStream reports it: its configured replicas, and the name of
+/// the node leading it (`None` while there is no leader).
+async fn stream_leader(urls: &[String]) -> Option<(usize, String)> {
+    let client = async_nats::ConnectOptions::new()
+        .connection_timeout(Duration::from_secs(2))
+        .max_reconnects(urls.len())
+        .connect(urls.iter().map(String::as_str).collect::<Vec<_>>())
+        .await
+        .ok()?;
+    let js = async_nats::jetstream::new(client);
+    let mut stream = js.get_stream("HOOKLOG").await.ok()?;
+    let info = stream.info().await.ok()?;
+    let leader = info.cluster.as_ref()?.leader.clone()?;
+    Some((info.config.num_replicas, leader))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_node_cluster_with_its_r3_stream_leader_killed_mid_run_loses_nothing() {
+    let Some(binary) = nats_server() else { return };
+    let stores = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let client = reqwest::Client::new();
+    // Three nodes on loopback, each with its name, store, client, cluster and monitoring ports,
+    // routes to all three (its own is ignored), in a config file of its own.
+    let names = ["n1", "n2", "n3"];
+    let ports: Vec<(u16, u16, u16)> = names
+        .iter()
+        .map(|_| (free_port(), free_port(), free_port()))
+        .collect();
+    let routes: Vec<String> = ports
+        .iter()
+        .map(|(_, route, _)| format!("nats-route://127.0.0.1:{route}"))
+        .collect();
+    let mut nodes: Vec<Nats> = names
+        .iter()
+        .zip(&ports)
+        .map(|(name, (port, route, monitor))| {
+            let store = stores.path().join(name);
+            let config = stores.path().join(format!("{name}.conf"));
+            std::fs::write(
+                &config,
+                format!(
+                    "server_name: {name}\nlisten: 127.0.0.1:{port}\nhttp: 127.0.0.1:{monitor}\n\
+                     jetstream {{\n  store_dir: \"{}\"\n}}\n\
+                     cluster {{\n  name: hooklog\n  listen: 127.0.0.1:{route}\n  routes: [\n    {}\n  ]\n}}\n",
+                    store.display(),
+                    routes.join("\n    ")
+                ),
+            )
+            .unwrap();
+            Nats::start_config(&binary, *port, &config)
+        })
+        .collect();
+    let monitors: Vec<u16> = ports.iter().map(|(_, _, m)| *m).collect();
+    let start = Instant::now();
+    while meta_leader(&client, &monitors).await.is_none() {
+        assert!(
+            start.elapsed() < CATCH_UP,
+            "the cluster elected no JetStream meta leader"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let urls: Vec<String> = nodes.iter().map(Nats::url).collect();
+    let all = urls.join(",");
+
+    // Two publishers and an aggregator, each given all three nodes; the stream is R3.
+    let serve = |name: &str, flag: &str| {
+        let db = dir.path().join(format!("{name}.db"));
+        let bind = format!("127.0.0.1:{}", free_port());
+        let args = ["--origin", name, flag, &all, "--publish-replicas", "3"].map(String::from);
+        ServerProcess::start_with(&db, &bind, move |c| {
+            c.args(&args);
+        })
+    };
+    let mut aggregator = serve("central", "--subscribe");
+    let a = serve("a", "--publish");
+    let b = serve("b", "--publish");
+
+    // 10 sessions of each publisher, 100 events each before the kill, 50 between the kill and
+    // the restart, 50 after: 4,000 events.
+    for round in 0..10 {
+        post(&client, &a.url, &events("a", 10, round * 10, 10)).await;
+        post(&client, &b.url, &events("b", 10, round * 10, 10)).await;
+    }
+    let central = dir.path().join("central.db");
+    let start = Instant::now();
+    while count(&central, "SELECT COUNT(*) FROM events") < 200 {
+        assert!(
+            start.elapsed() < CATCH_UP,
+            "the aggregator never started appending"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (replicas, leader) = stream_leader(&urls).await.expect("the stream has a leader");
+    assert_eq!(
+        replicas, 3,
+        "the stream was created with --publish-replicas 3"
+    );
+    let killed = names.iter().position(|n| *n == leader).unwrap();
+    let held = count(&central, "SELECT COUNT(*) FROM events");
+    nodes[killed].kill();
+    eprintln!("killed the stream leader {leader} with {held} of 2000 events on the aggregator");
+
+    for round in 10..15 {
+        post(&client, &a.url, &events("a", 10, round * 10, 10)).await;
+        post(&client, &b.url, &events("b", 10, round * 10, 10)).await;
+    }
+    // The two left elect a new leader and take the events.
+    let start = Instant::now();
+    loop {
+        match stream_leader(&urls).await {
+            Some((_, now)) if now != leader => break,
+            _ => {}
+        }
+        assert!(start.elapsed() < CATCH_UP, "no new stream leader");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    wait_for_events(&central, 3_000).await;
+    nodes[killed].restart();
+    for round in 15..20 {
+        post(&client, &a.url, &events("a", 10, round * 10, 10)).await;
+        post(&client, &b.url, &events("b", 10, round * 10, 10)).await;
+    }
+
+    wait_for_events(&central, 4_000).await;
+    let (a_db, b_db) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    assert_exactly_once(&central, &[("a", &a_db), ("b", &b_db)], 0);
+    aggregator.kill();
+    assert_rebuilds_to_live(&central);
+}

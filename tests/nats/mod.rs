@@ -3,6 +3,7 @@
 //! without `nats-server` skips those tests with a message; under `CI=true` a missing server
 //! fails them instead (`.ci/run` installs it).
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -30,18 +31,32 @@ pub struct Nats {
     binary: PathBuf,
     child: Option<Child>,
     pub port: u16,
-    store: PathBuf,
+    args: Vec<OsString>,
 }
 
 impl Nats {
     /// Starts `nats-server -js` on `port` with its store under `store`, and waits until it
     /// accepts connections.
     pub fn start(binary: &Path, port: u16, store: &Path) -> Nats {
+        let port_arg = port.to_string();
+        let args = ["-js", "-a", "127.0.0.1", "-p", &port_arg, "-sd"];
+        let mut args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        args.push(store.into());
+        Nats::start_with(binary, port, args)
+    }
+
+    /// Starts `nats-server -c config` (a cluster node: JetStream, its store, its client
+    /// `port` and its routes all set in the file), and waits until it accepts connections.
+    pub fn start_config(binary: &Path, port: u16, config: &Path) -> Nats {
+        Nats::start_with(binary, port, vec!["-c".into(), config.into()])
+    }
+
+    fn start_with(binary: &Path, port: u16, args: Vec<OsString>) -> Nats {
         let mut nats = Nats {
             binary: binary.to_path_buf(),
             child: None,
             port,
-            store: store.to_path_buf(),
+            args,
         };
         nats.restart();
         nats
@@ -51,19 +66,11 @@ impl Nats {
         format!("nats://127.0.0.1:{}", self.port)
     }
 
-    /// Starts it again (same port, same store) after [`Nats::kill`].
+    /// Starts it again (same port, same store, same configuration) after [`Nats::kill`].
     pub fn restart(&mut self) {
         assert!(self.child.is_none(), "already running");
         let child = Command::new(&self.binary)
-            .args([
-                "-js",
-                "-a",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-sd",
-            ])
-            .arg(&self.store)
+            .args(&self.args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
