@@ -51,6 +51,24 @@ async fn fill(url: &str, prefix: &str, bytes: usize) -> Value {
     panic!("the disk never filled up");
 }
 
+/// Posts factory events until the server refuses one.
+async fn fill_factory(url: &str) {
+    for n in 0..2_000 {
+        let event = json!({
+            "schemaVersion": "agent-factory.event.v1", "id": format!("fill-{n}"),
+            "type": "SESSION_STARTED",
+            "context": {"tick": 0, "eventTime": "2026-11-30T09:00:00.000Z"},
+            "payload": {"startedAt": "2026-11-30T09:00:00.000Z"}});
+        let (status, answer) =
+            post(url, &format!("/factory-sessions/fill-{n}/events"), &event).await;
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            return;
+        }
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    }
+    panic!("the disk never filled up");
+}
+
 /// Every ingest route refuses with 503 and the head does not move; reads keep working.
 async fn assert_refused_and_readable(url: &str) -> i64 {
     let (status, health) = get(url, "/health").await;
@@ -155,6 +173,8 @@ async fn full_then_room(server: &ServerProcess, db: &Path, make_room: impl FnOnc
     let url = server.url.as_str();
     fill(url, "big", 200_000).await;
     let refused = fill(url, "small", 200).await;
+    // A factory event writes fewer pages than an event with search text: the last pages go too.
+    fill_factory(url).await;
     let head = assert_refused_and_readable(url).await;
     make_room();
     assert_recovers(url, db, head, &refused).await;
