@@ -17,7 +17,7 @@ use crate::config::Durability;
 use anyhow::Context;
 use clap::Subcommand;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 #[derive(Subcommand)]
@@ -95,14 +95,7 @@ impl Server {
     pub fn start_with(durability: Durability, flags: &[&str]) -> anyhow::Result<Server> {
         let dir = std::env::temp_dir().join(format!("hooklog-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
-        let mut command =
-            Command::new(std::env::current_exe().context("finding the hooklog binary")?);
-        command
-            .args(["serve", "--bind", "127.0.0.1:0", "--durability"])
-            .arg(durability.pragma().to_lowercase())
-            .arg("--db")
-            .arg(dir.join(DB_FILE))
-            .args(flags);
+        let command = serve_command(&dir, durability, flags)?;
         Server::spawn(command, dir)
     }
 
@@ -114,14 +107,7 @@ impl Server {
         let _ = child.kill();
         let _ = child.wait();
         let dir = std::mem::take(dir);
-        let mut command =
-            Command::new(std::env::current_exe().context("finding the hooklog binary")?);
-        command
-            .args(["serve", "--bind", "127.0.0.1:0", "--durability"])
-            .arg(durability.pragma().to_lowercase())
-            .arg("--db")
-            .arg(dir.join(DB_FILE))
-            .args(flags);
+        let command = serve_command(&dir, durability, flags)?;
         *self = Server::spawn(command, dir)?;
         Ok(())
     }
@@ -241,6 +227,18 @@ pub fn cpu_seconds(stat_path: &str) -> Option<f64> {
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
     Some(ticks / 100.0)
+}
+
+/// `hooklog serve` on a free port, on `dir`'s database, with `durability` and `flags`.
+fn serve_command(dir: &Path, durability: Durability, flags: &[&str]) -> anyhow::Result<Command> {
+    let mut command = Command::new(std::env::current_exe().context("finding the hooklog binary")?);
+    command
+        .args(["serve", "--bind", "127.0.0.1:0", "--durability"])
+        .arg(durability.pragma().to_lowercase())
+        .arg("--db")
+        .arg(dir.join(DB_FILE))
+        .args(flags);
+    Ok(command)
 }
 
 #[cfg(test)]
