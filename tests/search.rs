@@ -238,6 +238,29 @@ async fn filters_narrow_and_cursors_page_through_every_hit_once() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert_eq!(body["error"], "invalid_request");
     }
+    // Origin: every event here was stored by this hooklog, except one stored elsewhere
+    // (an exported event keeps its origin), which only its origin's filter finds.
+    let (status, body) = app
+        .post_json(&json!({
+            "schemaVersion": "hooklog.event.v1",
+            "id": "far-away-1",
+            "type": "note",
+            "context": {"sessionId": "s-far", "source": "manual", "origin": "devbox-far",
+                        "eventTime": "2026-11-30T12:00:00Z", "receivedAt": "2026-11-30T12:00:01Z"},
+            "payload": {"message": "test from far away"}
+        }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let far = hits(&app, &[("q", "test"), ("origin", "devbox-far")]).await;
+    assert_eq!(far.len(), 1, "{far:#?}");
+    assert_eq!(
+        (&far[0]["id"], &far[0]["origin"]),
+        (&json!("far-away-1"), &json!("devbox-far"))
+    );
+    let here = all[0]["origin"].as_str().unwrap().to_string();
+    assert!(!here.is_empty() && here != "devbox-far");
+    let local = hits(&app, &[("q", "test"), ("origin", &here), ("limit", "1000")]).await;
+    assert_eq!(sequences(&local), sequences(&all));
 }
 
 #[tokio::test]

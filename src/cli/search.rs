@@ -28,6 +28,9 @@ pub struct SearchArgs {
     /// Only events of this source (`hook`, `coordination`, ...).
     #[arg(long)]
     pub source: Option<String>,
+    /// Only events first stored by this hooklog instance (its `--origin` name).
+    #[arg(long)]
+    pub origin: Option<String>,
     /// Only events at or after this time: RFC 3339, or an age (`7d`, `12h`).
     #[arg(long)]
     pub since: Option<String>,
@@ -77,6 +80,7 @@ impl SearchArgs {
                 ("session", &self.session),
                 ("type", &self.event_type),
                 ("source", &self.source),
+                ("origin", &self.origin),
                 ("since", &self.since),
                 ("until", &self.until),
                 ("cursor", &cursor),

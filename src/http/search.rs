@@ -40,6 +40,9 @@ pub struct SearchQuery {
     event_type: Option<String>,
     /// Only events of this source.
     source: Option<String>,
+    /// Only events first stored by this hooklog instance (its `--origin` name; see
+    /// docs/scale-out.md).
+    origin: Option<String>,
     /// Only events whose time is at or after this: an RFC 3339 time, or an age (`7d`, `12h`,
     /// `90m`).
     since: Option<String>,
@@ -145,6 +148,7 @@ pub async fn search(
         session: query.session,
         event_type: query.event_type,
         source: query.source,
+        origin: query.origin,
         since: query
             .since
             .as_deref()

@@ -396,6 +396,8 @@ pub struct Query {
     pub session: Option<String>,
     pub event_type: Option<String>,
     pub source: Option<String>,
+    /// The hooklog instance that first stored the event (its `origin`).
+    pub origin: Option<String>,
     /// `event_time >= since` and `event_time < until`, in the log's time format.
     pub since: Option<String>,
     pub until: Option<String>,
@@ -423,6 +425,8 @@ pub struct Hit {
     #[serde(rename = "type")]
     pub event_type: String,
     pub source: String,
+    /// The hooklog instance that first stored the event.
+    pub origin: String,
     pub event_time: String,
     /// Up to 16 words of the event's text around what matched, the matched terms marked;
     /// `…` where the text goes on.
@@ -464,7 +468,7 @@ pub fn search(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
 /// itself when the plan walks in the page's order (no sort, so only the page's rows are
 /// read and their snippets made).
 const HIT_COLUMNS: &str = "e.event_id, e.session_id, e.session_sequence, e.type, e.source,
-    e.event_time, snippet(search, 0, char(1), char(2), '…', 16)";
+    e.origin, e.event_time, snippet(search, 0, char(1), char(2), '…', 16)";
 
 /// A hit from a row of `sequence, rank,` [`HIT_COLUMNS`].
 fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
@@ -476,12 +480,13 @@ fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
         session_sequence: r.get(4)?,
         event_type: r.get(5)?,
         source: r.get(6)?,
-        event_time: r.get(7)?,
-        snippet: parts(&r.get::<_, String>(8)?),
+        origin: r.get(7)?,
+        event_time: r.get(8)?,
+        snippet: parts(&r.get::<_, String>(9)?),
     })
 }
 
-/// The filters on the event's own columns, as SQL on `events e` (parameters 2 to 6).
+/// The filters on the event's own columns, as SQL on `events e` (parameters 2 to 7).
 fn filters(query: &Query) -> String {
     [
         (query.session.is_some(), " AND e.session_id = ?2"),
@@ -489,6 +494,7 @@ fn filters(query: &Query) -> String {
         (query.source.is_some(), " AND e.source = ?4"),
         (query.since.is_some(), " AND e.event_time >= ?5"),
         (query.until.is_some(), " AND e.event_time < ?6"),
+        (query.origin.is_some(), " AND e.origin = ?7"),
     ]
     .iter()
     .filter(|(on, _)| *on)
@@ -502,10 +508,11 @@ fn filtered(query: &Query) -> bool {
         || query.source.is_some()
         || query.since.is_some()
         || query.until.is_some()
+        || query.origin.is_some()
 }
 
-/// What a plan binds besides the query's parameters: a rank cursor (`?7`), an upper bound of
-/// sequences (`?8`, exclusive) and the rows wanted (`?9`).
+/// What a plan binds besides the query's parameters: a rank cursor (`?8`), an upper bound of
+/// sequences (`?9`, exclusive) and the rows wanted (`?10`).
 #[derive(Default)]
 struct Bounds {
     rank: Option<f64>,
@@ -513,8 +520,8 @@ struct Bounds {
     rows: i64,
 }
 
-/// Runs one of the statements below, each row read by `row`: parameters 1 to 6 are the
-/// query's, 7 to 9 the plan's. Every one is bound, named in the statement or not, so one
+/// Runs one of the statements below, each row read by `row`: parameters 1 to 7 are the
+/// query's, 8 to 10 the plan's. Every one is bound, named in the statement or not, so one
 /// statement text takes every value.
 fn run<T>(
     conn: &Connection,
@@ -532,6 +539,7 @@ fn run<T>(
                 query.source,
                 query.since,
                 query.until,
+                query.origin,
                 bounds.rank,
                 bounds.below,
                 bounds.rows,
@@ -561,8 +569,8 @@ fn newest(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
     let sql = format!(
         "SELECT search.rowid, NULL, {HIT_COLUMNS}
          FROM search JOIN events e ON e.sequence = search.rowid
-         WHERE search MATCH ?1{} AND search.rowid < ?8
-         ORDER BY search.rowid DESC LIMIT ?9",
+         WHERE search MATCH ?1{} AND search.rowid < ?9
+         ORDER BY search.rowid DESC LIMIT ?10",
         filters(query)
     );
     let below = match query.cursor {
@@ -599,12 +607,12 @@ fn in_session(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
     );
     let below = match query.cursor {
         Some(Cursor::Before(sequence)) => {
-            sql.push_str(" AND e.sequence < ?8");
+            sql.push_str(" AND e.sequence < ?9");
             Some(sequence)
         }
         _ => None,
     };
-    sql.push_str(" ORDER BY e.session_id DESC, e.session_sequence DESC LIMIT ?9");
+    sql.push_str(" ORDER BY e.session_id DESC, e.session_sequence DESC LIMIT ?10");
     let bounds = Bounds {
         below,
         rows: limit as i64 + 1,
@@ -626,12 +634,12 @@ fn ranked(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
     sql.push_str(&filters(query));
     let (rank, below) = match query.cursor {
         Some(Cursor::After(rank, sequence)) => {
-            sql.push_str(" AND (search.rank > ?7 OR (search.rank = ?7 AND search.rowid < ?8))");
+            sql.push_str(" AND (search.rank > ?8 OR (search.rank = ?8 AND search.rowid < ?9))");
             (Some(rank), Some(sequence))
         }
         _ => (None, None),
     };
-    sql.push_str(" ORDER BY search.rank, search.rowid DESC LIMIT ?9");
+    sql.push_str(" ORDER BY search.rank, search.rowid DESC LIMIT ?10");
     let bounds = Bounds {
         rank,
         below,
@@ -836,6 +844,7 @@ mod tests {
             session: None,
             event_type: None,
             source: None,
+            origin: None,
             since: None,
             until: None,
             order: Order::Newest,
