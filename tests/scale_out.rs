@@ -295,6 +295,68 @@ async fn nats_and_the_aggregator_killed_and_a_publisher_started_while_nats_is_do
     assert_rebuilds_to_live(&central);
 }
 
+/// Retention never prunes an event its publisher has not sent: with NATS down, a publisher
+/// keeps every event past `--retain-max-events` (and `/stats` says how many wait for
+/// JetStream); once NATS is up, the aggregator gets every one and the publisher prunes down to
+/// its limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_keeps_every_event_until_it_is_published() {
+    let Some(binary) = nats_server() else { return };
+    let store = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let url = format!("nats://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let serve = |name: &str, extra: &[&str]| {
+        let db = dir.path().join(format!("{name}.db"));
+        let bind = format!("127.0.0.1:{}", free_port());
+        let mut args = vec!["--origin".to_string(), name.to_string()];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        ServerProcess::start_with(&db, &bind, move |c| {
+            c.args(&args);
+        })
+    };
+    let a = serve("a", &["--publish", &url, "--retain-max-events", "50"]);
+    let a_db = dir.path().join("a.db");
+    post(&client, &a.url, &events("a", 10, 0, 30)).await;
+
+    // 250 of the 300 are past the policy's limit; none is published, so all 300 stay.
+    let start = Instant::now();
+    loop {
+        let stats = get(&client, &format!("{}/stats", a.url)).await;
+        if stats["retention"]["unpublished"] == 250 {
+            break;
+        }
+        assert!(
+            start.elapsed() < CATCH_UP,
+            "no unpublished events shown: {stats}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(count(&a_db, "SELECT COUNT(*) FROM events"), 300);
+
+    // NATS comes up: the aggregator gets every event, then the publisher prunes to 50.
+    let _nats = Nats::start(&binary, port, store.path());
+    let _central = serve("central", &["--subscribe", &url]);
+    let central = dir.path().join("central.db");
+    wait_for_events(&central, 300).await;
+    let sent: BTreeMap<String, Vec<String>> = (0..10)
+        .map(|s| {
+            let ids = (0..30).map(|k| format!("a-s{s}-e{k}")).collect();
+            (format!("a-s{s}"), ids)
+        })
+        .collect();
+    assert_eq!(ids_by_session(&central, Some("a")), sent);
+    let start = Instant::now();
+    while count(&a_db, "SELECT COUNT(*) FROM events") > 50 {
+        assert!(start.elapsed() < CATCH_UP, "the publisher never pruned");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(count(&a_db, "SELECT MIN(sequence) FROM events"), 251);
+    let stats = get(&client, &format!("{}/stats", a.url)).await;
+    assert_eq!(stats["retention"].get("unpublished"), None, "{stats}");
+}
+
 /// The servers' view of the JetStream meta group, from each node's monitoring port (`/jsz`):
 /// the meta leader's name once all three agree on one, in a cluster of 3.
 async fn meta_leader(client: &reqwest::Client, monitors: &[u16]) -> Option<String> {

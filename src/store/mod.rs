@@ -73,19 +73,8 @@ impl Store {
             _ => "extra",
         };
         let readers = open::open_readers(&config.db_path, config.reader_pool_size)?;
-        let rules = crate::coordination::Rules {
-            owner_hung_after: config.owner_hung_after,
-        };
         let responses = crate::response::hub::ResponseHub::default();
-        let (writer, thread) = Writer::start(
-            conn,
-            (hub.clone(), responses.clone()),
-            (config.retention, config.response_retention),
-            config.clock.clone(),
-            rules,
-            config.origin.clone(),
-            config.search_index,
-        )?;
+        let (writer, thread) = Writer::start(conn, (hub.clone(), responses.clone()), config)?;
         Ok(Store {
             writer,
             origin: config.origin.clone(),

@@ -29,6 +29,16 @@ impl Retention {
     }
 }
 
+/// What a prune step did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// Events deleted.
+    pub pruned: i64,
+    /// Events the policy no longer keeps that were kept because the publisher has not sent
+    /// them to JetStream yet (at least this many: a step looks at most [`PRUNE_STEP`] ahead).
+    pub unpublished: i64,
+}
+
 /// Deletes up to [`PRUNE_STEP`] of the oldest events the policy no longer keeps, in one
 /// transaction; returns how many. Their `agent_changes` and search rows go with them; alerts and other
 /// projections keep their rows, and the retention snapshot moves to the new boundary in the
@@ -38,19 +48,22 @@ pub fn prune_step(
     policy: &Retention,
     now: DateTime<Utc>,
 ) -> rusqlite::Result<i64> {
-    prune_step_min(conn, policy, now, 1)
+    prune_step_min(conn, policy, now, 1, None).map(|step| step.pruned)
 }
 
 /// [`prune_step`], but does nothing unless at least `min` events (or [`PRUNE_STEP`], if less)
-/// are due.
+/// are due; with `publish_stream`, keeps every event its publisher has not sent to that
+/// JetStream stream yet (the `published` table), so retention never loses one before it is
+/// published.
 pub fn prune_step_min(
     conn: &Connection,
     policy: &Retention,
     now: DateTime<Utc>,
     min: i64,
-) -> rusqlite::Result<i64> {
+    publish_stream: Option<&str>,
+) -> rusqlite::Result<Step> {
     if !policy.is_set() {
-        return Ok(0);
+        return Ok(Step::default());
     }
     let tx = conn.unchecked_transaction()?;
     let (first, last): (Option<i64>, Option<i64>) =
@@ -58,7 +71,7 @@ pub fn prune_step_min(
             Ok((r.get(0)?, r.get(1)?))
         })?;
     let (Some(first), Some(last)) = (first, last) else {
-        return Ok(0);
+        return Ok(Step::default());
     };
     let mut through = first - 1;
     if let Some(max) = policy.max_events {
@@ -88,8 +101,23 @@ pub fn prune_step_min(
         through = through.max(old);
     }
     through = through.min(first + PRUNE_STEP - 1);
+    let mut unpublished = 0;
+    if let Some(stream) = publish_stream {
+        let published: i64 = tx.query_row(
+            "SELECT COALESCE((SELECT sequence FROM published WHERE stream = ?1), 0)",
+            [stream],
+            |r| r.get(0),
+        )?;
+        if through > published {
+            unpublished = through - published.max(first - 1);
+            through = published;
+        }
+    }
     if through < first || through - first + 1 < min.clamp(1, PRUNE_STEP) {
-        return Ok(0);
+        return Ok(Step {
+            pruned: 0,
+            unpublished,
+        });
     }
     tx.execute(
         "INSERT INTO pruned_sessions (session_id, last_session_sequence)
@@ -116,7 +144,10 @@ pub fn prune_step_min(
     crate::projection::search::prune(&tx, through)?;
     let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;
     tx.commit()?;
-    Ok(pruned as i64)
+    Ok(Step {
+        pruned: pruned as i64,
+        unpublished,
+    })
 }
 
 #[cfg(test)]

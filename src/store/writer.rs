@@ -10,6 +10,7 @@
 use super::read;
 use super::retention::{self, Retention};
 use super::stats::WriterStats;
+use crate::config::Config;
 use crate::coordination::{self, Verdict};
 use crate::event::{NewEvent, StoredEvent, id::new_event_id, time};
 use crate::projection::tables::{Calls, Live, SessionRows};
@@ -129,6 +130,10 @@ impl Position {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// How pruning is going (for `/health` and `/stats`): a prune step that keeps failing leaves
 /// the log growing past its limit while ingest goes on, so it must be visible, not only logged.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -143,28 +148,33 @@ pub struct Pruning {
     /// The last failure's error, while failing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// With `serve --publish`: events the policy no longer keeps, kept (as of the last prune
+    /// step) because JetStream does not have them yet. Pruned once they are published.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unpublished: u64,
     /// When the current run of failures began, while failing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failing_since: Option<String>,
 }
 
 impl Writer {
-    /// Starts the writer thread on an open, migrated connection.
+    /// Starts the writer thread on an open, migrated connection, with `config`'s retention,
+    /// clock, coordination rules, origin, search index and publishing stream.
     pub fn start(
         conn: Connection,
         hubs: (Hub, ResponseHub),
-        retention: (Retention, response::Retention),
-        clock: time::Clock,
-        rules: coordination::Rules,
-        origin: String,
-        search_index: bool,
+        config: &Config,
     ) -> rusqlite::Result<(Writer, std::thread::JoinHandle<()>)> {
         let (hub, response_hub) = hubs;
-        let (retention, response_retention) = retention;
-        let mut thread = WriterThread::new(conn, hub, clock, rules)?;
-        thread.origin = origin;
-        thread.search_index = search_index;
+        let (retention, response_retention) = (config.retention, config.response_retention);
+        let rules = coordination::Rules {
+            owner_hung_after: config.owner_hung_after,
+        };
+        let mut thread = WriterThread::new(conn, hub, config.clock.clone(), rules)?;
+        thread.origin = config.origin.clone();
+        thread.search_index = config.search_index;
         thread.retention = retention;
+        thread.publish_stream = config.publish.as_ref().map(|t| t.stream.clone());
         thread.response_retention = response_retention;
         thread.response_hub = response_hub;
         if retention.is_set() {
@@ -341,6 +351,9 @@ struct WriterThread {
     /// transaction with the others (`Run::Shared`).
     refused_shared: bool,
     retention: Retention,
+    /// The JetStream stream this log is published to (`serve --publish`): retention keeps
+    /// every event until it is published.
+    publish_stream: Option<String>,
     /// The response events' own retention, and where their commits are published.
     response_retention: response::Retention,
     response_hub: ResponseHub,
@@ -474,6 +487,7 @@ impl WriterThread {
             rows_failed: false,
             refused_shared: false,
             retention: Retention::default(),
+            publish_stream: None,
             response_retention: response::Retention::default(),
             response_hub: ResponseHub::default(),
             responses_committed: Vec::new(),
@@ -588,15 +602,26 @@ impl WriterThread {
         let now = chrono::Utc::now();
         // A prune step runs projection code (it advances the retention snapshot), so a panic
         // there is caught like a batch's: the step is rolled back and the writer lives on.
+        let publish_stream = self.publish_stream.as_deref();
         let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            retention::prune_step_min(&self.conn, &self.retention, now, min_step)
+            retention::prune_step_min(&self.conn, &self.retention, now, min_step, publish_stream)
         }));
         let error = match step {
             // Nothing pruned proves nothing: a step returns 0 before it touches anything when
             // fewer events are due than it waits for, so only a step that pruned clears a
             // failure (otherwise the state would flip back to `ok` after every batch).
-            Ok(Ok(0)) => return,
-            Ok(Ok(pruned)) => {
+            Ok(Ok(retention::Step {
+                pruned: 0,
+                unpublished,
+            })) => {
+                let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
+                pruning.unpublished = unpublished as u64;
+                return;
+            }
+            Ok(Ok(retention::Step {
+                pruned,
+                unpublished,
+            })) => {
                 // A prune step leaves the live `sessions` rows and every session's numbering
                 // as they were; forgetting them anyway (at most once per 1,000 pruned events or
                 // per second) keeps the caches from depending on that.
@@ -608,6 +633,7 @@ impl WriterThread {
                     *pruning = Pruning {
                         state: "ok",
                         pruned: pruning.pruned + pruned as u64,
+                        unpublished: unpublished as u64,
                         ..Pruning::default()
                     };
                     failures
