@@ -39,6 +39,8 @@ pub enum ApiError {
     TooManyRequests { retry_after_secs: u64 },
     #[error("{limit} event streams are open already")]
     TooManyStreams { limit: usize },
+    #[error("no database reader was free in time: {0}")]
+    Overloaded(String),
 }
 
 impl ApiError {
@@ -46,10 +48,12 @@ impl ApiError {
         ApiError::Invalid(InvalidRequest::new(message, json!({})))
     }
 
-    /// The seconds a `429` asks the client to wait (its `Retry-After` header).
+    /// The seconds a `429` or an overloaded `503` asks the client to wait (its `Retry-After`
+    /// header).
     pub fn retry_after(&self) -> Option<u64> {
         match self {
             ApiError::TooManyRequests { retry_after_secs } => Some(*retry_after_secs),
+            ApiError::Overloaded(_) => Some(1),
             _ => None,
         }
     }
@@ -144,6 +148,13 @@ impl ApiError {
                     "details": { "maxStreams": limit },
                 }),
             ),
+            ApiError::Overloaded(cause) => {
+                tracing::warn!(%cause, "overloaded: every database reader was busy");
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    json!({ "error": "overloaded", "message": "every database reader stayed busy while this request waited; retry after the Retry-After delay" }),
+                )
+            }
             ApiError::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
                 (
@@ -182,7 +193,11 @@ impl From<AppendError> for ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
-        ApiError::Internal(e.to_string())
+        match e {
+            // The reader pool's wait ran out: every reader was busy (overload), not a fault.
+            StoreError::Pool(e) => ApiError::Overloaded(e.to_string()),
+            e => ApiError::Internal(e.to_string()),
+        }
     }
 }
 
@@ -239,4 +254,29 @@ fn cause<E: std::error::Error + 'static>(rejection: &BytesRejection) -> Option<&
         source = error.source();
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_reader_pool_that_stays_busy_is_a_503_with_retry_after_not_a_500() {
+        let pool = r2d2::Pool::builder()
+            .max_size(1)
+            .connection_timeout(Duration::from_millis(20))
+            .build(r2d2_sqlite::SqliteConnectionManager::memory())
+            .unwrap();
+        let _busy = pool.get().unwrap();
+        let waited = pool.get().map(|_| ()).unwrap_err();
+        let error = ApiError::from(StoreError::Pool(waited));
+        assert_eq!(error.retry_after(), Some(1));
+        let response =
+            ApiError::from(StoreError::Pool(pool.get().map(|_| ()).unwrap_err())).into_response();
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        let (status, body) = error.parts();
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(body["error"], "overloaded");
+    }
 }

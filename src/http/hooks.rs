@@ -235,6 +235,7 @@ fn seed_error(error: ApiError) -> Response {
             )
         }
         ApiError::ShuttingDown => (StatusCode::SERVICE_UNAVAILABLE, "shutting_down".into()),
+        ApiError::Overloaded(_) => (StatusCode::SERVICE_UNAVAILABLE, "overloaded".into()),
         // The producer's idempotency key names another event: its fault, not a failure here.
         ApiError::Conflict { message, .. } => (StatusCode::CONFLICT, message),
         other => {

@@ -50,6 +50,10 @@ pub fn open_writer(path: &Path, durability: Durability) -> rusqlite::Result<Conn
     Ok(conn)
 }
 
+/// How long a read waits for a free reader connection before it is refused as overload
+/// (`503 overloaded`).
+pub const READ_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// A pool of read-only connections (`query_only`, opened read-only). Readers never block the
 /// writer under WAL, and cannot write even by mistake.
 pub fn open_readers(path: &Path, size: u32) -> Result<ReadPool, r2d2::Error> {
@@ -63,6 +67,7 @@ pub fn open_readers(path: &Path, size: u32) -> Result<ReadPool, r2d2::Error> {
     r2d2::Pool::builder()
         .max_size(size)
         .min_idle(Some(1))
+        .connection_timeout(READ_WAIT)
         .build(manager)
 }
 
