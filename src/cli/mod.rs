@@ -14,6 +14,7 @@ pub mod serve;
 pub mod spool;
 pub mod stats;
 pub mod tail;
+pub mod transcripts;
 
 use clap::{Parser, Subcommand};
 
@@ -36,7 +37,7 @@ pub enum Command {
     Search(search::SearchArgs),
     /// Write a session (or everything) as an NDJSON recording.
     Export(export::ExportArgs),
-    /// Append a recording to a database, keeping ids and times (idempotent).
+    /// Append a recording, or Claude Code / Codex transcripts, to a database (idempotent).
     Import(import::ImportArgs),
     /// Re-post a recording to a running hooklog, or step through it in a scratch projection.
     Replay(replay::ReplayArgs),
