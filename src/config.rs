@@ -80,6 +80,9 @@ pub struct Config {
     /// but for `bench search`, which measures ingest without it (`serve --no-search-index`,
     /// hidden: a log written without it has an incomplete index until `hooklog rebuild`).
     pub search_index: bool,
+    /// Model prices that usage is costed with (`serve --prices FILE` adds to the embedded
+    /// table, `projection::prices`).
+    pub prices: std::sync::Arc<crate::projection::prices::Prices>,
 }
 
 /// The bearer token, host check, CORS origins and limits. Defaults: no token, loopback host
@@ -217,6 +220,7 @@ impl Config {
             publish: None,
             subscribe: None,
             search_index: true,
+            prices: Default::default(),
         }
     }
 }

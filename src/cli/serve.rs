@@ -117,6 +117,10 @@ pub struct ServeArgs {
     /// without the index. The index then misses them until `hooklog rebuild`.
     #[arg(long, hide = true)]
     pub no_search_index: bool,
+    /// A price table (JSON, in the form of the embedded one: docs/usage.md) whose models add
+    /// to or replace the embedded prices that usage is costed with.
+    #[arg(long, env = "HOOKLOG_PRICES", value_name = "FILE")]
+    pub prices: Option<std::path::PathBuf>,
 }
 
 impl ServeArgs {
@@ -144,6 +148,7 @@ impl ServeArgs {
             },
             security,
             search_index: !self.no_search_index,
+            prices: std::sync::Arc::new(crate::projection::prices::load(self.prices.as_deref())?),
             ..Config::for_path(&self.db)
         };
         let workers = self.workers.unwrap_or_else(default_http_workers);

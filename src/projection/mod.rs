@@ -10,6 +10,7 @@ pub mod accounts;
 pub mod alerts;
 pub mod changes;
 pub mod claims;
+pub mod cost;
 pub mod diff;
 pub mod factory;
 pub mod filter;

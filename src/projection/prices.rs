@@ -73,6 +73,16 @@ impl Prices {
     }
 }
 
+/// The embedded table, with `file`'s models when one is given.
+pub fn load(file: Option<&Path>) -> anyhow::Result<Prices> {
+    use anyhow::Context;
+    match file {
+        None => Ok(Prices::default()),
+        Some(file) => Prices::with_file(file)
+            .with_context(|| format!("reading the price table {}", file.display())),
+    }
+}
+
 /// `model` without a trailing `-YYYYMMDD` or `-YYYY-MM-DD`.
 fn undated(model: &str) -> Option<&str> {
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());

@@ -131,6 +131,31 @@ pub struct Row {
     pub tokens: Tokens,
 }
 
+/// Minutes east of UTC of an offset written `Z`, `UTC`, `+02:00`, `-0530` or `+2`; at most 14
+/// hours either way.
+pub fn parse_offset(text: &str) -> Option<i32> {
+    if matches!(text, "Z" | "z" | "UTC" | "utc") {
+        return Some(0);
+    }
+    let (sign, rest) = match text.as_bytes().first()? {
+        b'+' => (1, &text[1..]),
+        b'-' => (-1, &text[1..]),
+        _ => return None,
+    };
+    let (hours, minutes) = match rest.split_once(':') {
+        Some((h, m)) => (h, m),
+        None if rest.len() == 4 => rest.split_at(2),
+        None => (rest, "0"),
+    };
+    let ok = |s: &str| !s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit());
+    if !ok(hours) || !ok(minutes) {
+        return None;
+    }
+    let (hours, minutes): (i32, i32) = (hours.parse().ok()?, minutes.parse().ok()?);
+    let total = hours * 60 + minutes;
+    (minutes < 60 && total <= 14 * 60).then_some(sign * total)
+}
+
 /// The rows matching `filter`, summed by `by` and model, in key order.
 pub fn totals(conn: &Connection, by: By, filter: &Filter) -> rusqlite::Result<Vec<Row>> {
     let modifier = format!("{:+} minutes", filter.offset_minutes);
@@ -183,6 +208,25 @@ mod tests {
             received_at: time.into(),
             origin: "here".into(),
             payload: payload.into(),
+        }
+    }
+
+    #[test]
+    fn offsets_read_in_the_usual_forms_and_nothing_else() {
+        assert_eq!(parse_offset("Z"), Some(0));
+        assert_eq!(parse_offset("+02:00"), Some(120));
+        assert_eq!(parse_offset("-0530"), Some(-330));
+        assert_eq!(parse_offset("+2"), Some(120));
+        for bad in [
+            "",
+            "02:00",
+            "+15:00",
+            "+02:60",
+            "+a",
+            "Europe/Paris",
+            "+02:00:00",
+        ] {
+            assert_eq!(parse_offset(bad), None, "{bad}");
         }
     }
 
