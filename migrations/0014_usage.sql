@@ -6,6 +6,11 @@
 -- the counts only grow while a message streams). Tokens only: cost is computed when read,
 -- from the dated price table (`projection::prices`), so a corrected price needs no rebuild.
 --
+-- `transcript_files` is how far the server has read each transcript a hook named (`serve`
+-- follows them after `Stop`, `SubagentStop`, `PreCompact` and `SessionEnd`): the projection of
+-- the `TranscriptRead` event appended with the records each read found, in the same
+-- transaction, so a restart resumes where the last committed read ended.
+--
 -- Applied once, in a transaction; the events already stored are replayed into it. Never
 -- edited after it lands.
 
@@ -50,3 +55,21 @@ CREATE TABLE snapshot_usage (
 ) WITHOUT ROWID;
 CREATE INDEX snapshot_usage_by_session ON snapshot_usage (session_id, event_time);
 CREATE INDEX snapshot_usage_by_time ON snapshot_usage (event_time);
+
+CREATE TABLE transcript_files (
+    path           TEXT PRIMARY KEY,
+    session_id     TEXT    NOT NULL,   -- the session whose hook named it
+    read_to        INTEGER NOT NULL,   -- bytes read: the offset the next read starts at
+    turn           TEXT,               -- the last main-thread prompt read, for the next read
+    last_sequence  INTEGER NOT NULL,   -- the TranscriptRead event that moved it last
+    last_read_at   TEXT    NOT NULL    -- its time
+) WITHOUT ROWID;
+
+CREATE TABLE snapshot_transcript_files (
+    path           TEXT PRIMARY KEY,
+    session_id     TEXT    NOT NULL,
+    read_to        INTEGER NOT NULL,
+    turn           TEXT,
+    last_sequence  INTEGER NOT NULL,
+    last_read_at   TEXT    NOT NULL
+) WITHOUT ROWID;

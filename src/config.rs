@@ -83,6 +83,9 @@ pub struct Config {
     /// Model prices that usage is costed with (`serve --prices FILE` adds to the embedded
     /// table, `projection::prices`).
     pub prices: std::sync::Arc<crate::projection::prices::Prices>,
+    /// Whether the transcripts hooks name are followed (`crate::follow`), and what of their
+    /// records is kept; `None`: not followed (`serve --no-transcripts`).
+    pub follow_transcripts: Option<crate::ingest::transcript::Keep>,
 }
 
 /// The bearer token, host check, CORS origins and limits. Defaults: no token, loopback host
@@ -221,6 +224,7 @@ impl Config {
             subscribe: None,
             search_index: true,
             prices: Default::default(),
+            follow_transcripts: Some(Default::default()),
         }
     }
 }

@@ -120,6 +120,7 @@ pub const TRANSCRIPT_EVENTS: &[&str] = &[
     "TranscriptMessage",
     "TranscriptToolResult",
     "TranscriptTokenCount",
+    "TranscriptRead",
 ];
 
 const GROUPS: &[&[&str]] = &[

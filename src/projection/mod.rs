@@ -27,6 +27,7 @@ pub mod sessions;
 pub mod sql;
 pub mod tables;
 pub mod tool_uses;
+pub mod transcript_files;
 pub mod usage;
 pub mod view;
 
@@ -55,6 +56,7 @@ pub const TABLES: &[&str] = &[
     "agent_changes",
     "accounts",
     "usage",
+    "transcript_files",
 ];
 
 /// What applying an event did that its producer is told (`POST /event` answers with them).
@@ -221,7 +223,10 @@ pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> ru
             }
         }
         Parsed::Factory(parts) => factory::apply(conn, event, parts)?,
-        Parsed::Transcript(view) => usage::apply(conn, event, view)?,
+        Parsed::Transcript(view) => match event.event_type.as_str() {
+            transcript::READ => transcript_files::apply(conn, event, view)?,
+            _ => usage::apply(conn, event, view)?,
+        },
         Parsed::Other => accounts::apply(conn, event)?,
         Parsed::Hook(_) | Parsed::Normalized(_) => {}
     }

@@ -25,8 +25,11 @@ pub const MESSAGE: &str = "TranscriptMessage";
 pub const TOOL_RESULT: &str = "TranscriptToolResult";
 /// Codex's token count after a model call (`event_msg` `token_count`).
 pub const TOKEN_COUNT: &str = "TranscriptTokenCount";
+/// How far the server has read a transcript a hook named (`follow`): appended with the
+/// records that read found, its projection is `transcript_files`.
+pub const READ: &str = "TranscriptRead";
 /// Every type a transcript event has (the catalogue knows them).
-pub const EVENTS: &[&str] = &[PROMPT, MESSAGE, TOOL_RESULT, TOKEN_COUNT];
+pub const EVENTS: &[&str] = &[PROMPT, MESSAGE, TOOL_RESULT, TOKEN_COUNT, READ];
 
 /// The program that wrote a transcript (the payload's `cli`).
 pub const CLAUDE_CODE: &str = "claude-code";
@@ -121,8 +124,16 @@ impl Record {
 /// before it, subagents' records included, so a subagent's usage counts under the turn that
 /// started it. Records before any prompt have no turn.
 pub fn in_order(records: &mut [Record]) {
+    in_order_from(records, Default::default());
+}
+
+/// [`in_order`], continuing turns already open (`turns`: session id to the turn's key), as a
+/// read that starts inside a file does; returns each session's turn at the end.
+pub fn in_order_from(
+    records: &mut [Record],
+    mut turns: std::collections::HashMap<String, String>,
+) -> std::collections::HashMap<String, String> {
     records.sort_by(|a, b| a.event_time.cmp(&b.event_time));
-    let mut turns: std::collections::HashMap<String, String> = Default::default();
     for record in records.iter_mut() {
         if record.opens_turn() {
             turns.insert(record.session_id.clone(), record.id_key.clone());
@@ -131,6 +142,27 @@ pub fn in_order(records: &mut [Record]) {
             record.payload.insert("turn".into(), json!(turn));
         }
     }
+    turns
+}
+
+/// The event recording that the server read `path` up to byte `read_to` (a hook of `session`
+/// named it), with the turn open at that point. Its id derives from the path and offset, so
+/// the same read appended twice is one event.
+pub fn read_marker(session: &str, path: &str, read_to: u64, turn: Option<&str>) -> NewEvent {
+    let mut payload = Map::new();
+    payload.insert("path".into(), json!(path));
+    payload.insert("readTo".into(), json!(read_to));
+    if let Some(turn) = turn {
+        payload.insert("turn".into(), json!(turn));
+    }
+    Record {
+        session_id: session.to_string(),
+        event_type: READ,
+        event_time: None,
+        id_key: format!("read:{path}:{read_to}"),
+        payload,
+    }
+    .into_event()
 }
 
 /// Token counts of one model call, as hooklog stores them whatever the program: input not
