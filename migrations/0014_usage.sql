@@ -22,7 +22,7 @@ CREATE TABLE usage (
     project               TEXT,               -- the record's working directory
     origin                TEXT    NOT NULL,   -- the hooklog that first stored the event
     agent_id              TEXT,               -- the subagent's, NULL on the main thread
-    turn                  TEXT,               -- the key of the prompt that opened its turn
+    turn                  TEXT,               -- the event id of the prompt that opened its turn
     event_time            TEXT    NOT NULL,   -- of the first record counted under the key
     input_tokens          INTEGER NOT NULL,   -- not read from the cache
     output_tokens         INTEGER NOT NULL,   -- reasoning included

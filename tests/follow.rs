@@ -67,6 +67,17 @@ async fn wait_for_usage(app: &TestApp, expected: (i64, i64, i64, i64)) {
     .await;
 }
 
+/// The event id of the transcript prompt whose record uuid is `uuid` (a turn's key).
+fn prompt_id(db: &Path, uuid: &str) -> String {
+    common::open_read_only(db)
+        .query_row(
+            "SELECT event_id FROM events WHERE type = 'TranscriptPrompt' AND json_extract(payload, '$.uuid') = ?1",
+            [uuid],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
 fn events_of_type(db: &Path, kind: &str) -> i64 {
     common::open_read_only(db)
         .query_row("SELECT COUNT(*) FROM events WHERE type = ?1", [kind], |r| {
@@ -107,11 +118,12 @@ async fn usage_follows_a_growing_transcript_after_each_stop_and_across_a_restart
     .await;
     // Sonnet A (final 180 out), B, C; Haiku S1, S2.
     wait_for_usage(&app, (5, 37, 955, 43_500)).await;
+    let first = prompt_id(&app.db_path, "c0a80101-0000-4000-8000-000000000001");
     assert_eq!(
         common::open_read_only(&app.db_path)
             .query_row(
-                "SELECT COUNT(*) FROM usage WHERE agent_id = 'a3f9c1e' AND turn = 'claude-code:c0a80101-0000-4000-8000-000000000001'",
-                [],
+                "SELECT COUNT(*) FROM usage WHERE agent_id = 'a3f9c1e' AND turn = ?1",
+                [&first],
                 |r| r.get::<_, i64>(0),
             )
             .unwrap(),
@@ -134,7 +146,7 @@ async fn usage_follows_a_growing_transcript_after_each_stop_and_across_a_restart
         .unwrap();
     assert_eq!(
         second_turn,
-        "claude-code:c0a80101-0000-4000-8000-000000000008"
+        prompt_id(&db, "c0a80101-0000-4000-8000-000000000008")
     );
     // Every record once: the 6 whole assistant lines of the main file (one synthetic; the cut
     // last line is not read yet), the 2 of the subagent's.

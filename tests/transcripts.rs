@@ -72,6 +72,18 @@ fn count(db: &Path, sql: &str) -> i64 {
         .unwrap()
 }
 
+/// The event id of the transcript prompt whose record uuid is `uuid` (a turn's key).
+fn prompt_id(db: &Path, uuid: &str) -> String {
+    Connection::open(db)
+        .unwrap()
+        .query_row(
+            "SELECT event_id FROM events WHERE type = 'TranscriptPrompt' AND json_extract(payload, '$.uuid') = ?1",
+            [uuid],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
 fn row(model: &str, t: [i64; 6]) -> (String, i64, i64, i64, i64, i64, i64) {
     (model.to_string(), t[0], t[1], t[2], t[3], t[4], t[5])
 }
@@ -124,11 +136,13 @@ fn imported_transcripts_give_the_hand_computed_totals_once_however_often_they_ar
     );
     // The subagent's calls are in the parent's session, marked with its agent id, and count
     // under the turn that started it.
+    let first = prompt_id(&db, "c0a80101-0000-4000-8000-000000000001");
+    let second = prompt_id(&db, "c0a80101-0000-4000-8000-000000000008");
     assert_eq!(
         count(
             &db,
             &format!(
-                "SELECT COUNT(*) FROM usage WHERE session_id = '{CLAUDE_SESSION}' AND agent_id = 'a3f9c1e' AND turn = 'claude-code:c0a80101-0000-4000-8000-000000000001'"
+                "SELECT COUNT(*) FROM usage WHERE session_id = '{CLAUDE_SESSION}' AND agent_id = 'a3f9c1e' AND turn = '{first}'"
             )
         ),
         2
@@ -136,7 +150,7 @@ fn imported_transcripts_give_the_hand_computed_totals_once_however_often_they_ar
     assert_eq!(
         count(
             &db,
-            "SELECT COUNT(*) FROM usage WHERE turn = 'claude-code:c0a80101-0000-4000-8000-000000000008'"
+            &format!("SELECT COUNT(*) FROM usage WHERE turn = '{second}'")
         ),
         1
     );

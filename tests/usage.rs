@@ -59,6 +59,17 @@ fn group<'a>(report: &'a Value, key: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no group {key}: {report}"))
 }
 
+/// The event id of the transcript prompt whose record uuid is `uuid` (a turn's key).
+fn prompt_id(app: &TestApp, uuid: &str) -> String {
+    app.db()
+        .query_row(
+            "SELECT event_id FROM events WHERE type = 'TranscriptPrompt' AND json_extract(payload, '$.uuid') = ?1",
+            [uuid],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
 fn close(value: &Value, expected: f64) -> bool {
     (value.as_f64().unwrap() - expected).abs() < 1e-9
 }
@@ -127,9 +138,15 @@ async fn usage_by_session_model_day_and_turn_matches_the_hand_computed_table() {
     let (_, by_turn) = app
         .get(&format!("/usage?by=turn&session={CLAUDE_SESSION}"))
         .await;
-    let first = group(&by_turn, "claude-code:c0a80101-0000-4000-8000-000000000001");
+    let first = group(
+        &by_turn,
+        &prompt_id(&app, "c0a80101-0000-4000-8000-000000000001"),
+    );
     assert_eq!(first["calls"], 5);
-    let second = group(&by_turn, "claude-code:c0a80101-0000-4000-8000-000000000008");
+    let second = group(
+        &by_turn,
+        &prompt_id(&app, "c0a80101-0000-4000-8000-000000000008"),
+    );
     assert_eq!(tokens(second), [5, 60, 0, 300, 15_000, 1]);
 
     let (_, projects) = app.get("/usage?by=project").await;

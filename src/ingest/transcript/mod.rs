@@ -99,7 +99,7 @@ impl Record {
     /// The event this record is: id `UUIDv5(namespace, id_key)`, source `transcript`.
     pub fn into_event(self) -> NewEvent {
         NewEvent {
-            event_id: uuid::Uuid::new_v5(&NAMESPACE, self.id_key.as_bytes()).to_string(),
+            event_id: self.event_id(),
             generated_id: false,
             session_id: Some(self.session_id),
             event_type: self.event_type.to_string(),
@@ -111,6 +111,11 @@ impl Record {
         }
     }
 
+    /// The id its event has.
+    pub fn event_id(&self) -> String {
+        uuid::Uuid::new_v5(&NAMESPACE, self.id_key.as_bytes()).to_string()
+    }
+
     /// A prompt of the main thread (not a subagent's, not a meta message) opens a turn.
     fn opens_turn(&self) -> bool {
         self.event_type == PROMPT
@@ -120,14 +125,14 @@ impl Record {
 }
 
 /// Puts records in time order (a stable sort: records of equal time keep their file order)
-/// and marks each with its session's `turn`: the `id_key` of the main-thread prompt at or
+/// and marks each with its session's `turn`: the event id of the main-thread prompt at or
 /// before it, subagents' records included, so a subagent's usage counts under the turn that
 /// started it. Records before any prompt have no turn.
 pub fn in_order(records: &mut [Record]) {
     in_order_from(records, Default::default());
 }
 
-/// [`in_order`], continuing turns already open (`turns`: session id to the turn's key), as a
+/// [`in_order`], continuing turns already open (`turns`: session id to the turn's prompt), as a
 /// read that starts inside a file does; returns each session's turn at the end.
 pub fn in_order_from(
     records: &mut [Record],
@@ -136,7 +141,7 @@ pub fn in_order_from(
     records.sort_by(|a, b| a.event_time.cmp(&b.event_time));
     for record in records.iter_mut() {
         if record.opens_turn() {
-            turns.insert(record.session_id.clone(), record.id_key.clone());
+            turns.insert(record.session_id.clone(), record.event_id());
         }
         if let Some(turn) = turns.get(&record.session_id) {
             record.payload.insert("turn".into(), json!(turn));
@@ -255,8 +260,10 @@ mod tests {
         in_order(&mut records);
         let keys: Vec<_> = records.iter().map(|r| r.id_key.as_str()).collect();
         assert_eq!(keys, ["m0", "p1", "sub-prompt", "m2", "t1"]);
+        let p1 = records[1].event_id();
         let turns: Vec<_> = records.iter().map(|r| text(&r.payload, "turn")).collect();
-        assert_eq!(turns, [None, Some("p1"), Some("p1"), Some("p1"), None]);
+        let p1 = Some(p1.as_str());
+        assert_eq!(turns, [None, p1, p1, p1, None]);
     }
 
     #[test]
