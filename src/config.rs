@@ -80,6 +80,12 @@ pub struct Config {
     /// but for `bench search`, which measures ingest without it (`serve --no-search-index`,
     /// hidden: a log written without it has an incomplete index until `hooklog rebuild`).
     pub search_index: bool,
+    /// Model prices that usage is costed with (`serve --prices FILE` adds to the embedded
+    /// table, `projection::prices`).
+    pub prices: std::sync::Arc<crate::projection::prices::Prices>,
+    /// Whether the transcripts hooks name are followed (`crate::follow`), and what of their
+    /// records is kept; `None`: not followed (`serve --no-transcripts`).
+    pub follow_transcripts: Option<crate::ingest::transcript::Keep>,
 }
 
 /// The bearer token, host check, CORS origins and limits. Defaults: no token, loopback host
@@ -217,6 +223,8 @@ impl Config {
             publish: None,
             subscribe: None,
             search_index: true,
+            prices: Default::default(),
+            follow_transcripts: Some(Default::default()),
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod config;
 pub mod coordination;
 pub mod event;
+pub mod follow;
 pub mod forward;
 pub mod http;
 pub mod ingest;
@@ -86,6 +87,11 @@ impl App {
     ) -> std::io::Result<()> {
         let store = self.state.store.clone();
         let replicating = jetstream::start(&store, &self.state.config, &self.state.replication);
+        let following = self
+            .state
+            .config
+            .follow_transcripts
+            .map(|keep| follow::start(&store, keep));
         let drain_timeout = self.state.config.drain_timeout;
         let limits = self.state.config.connections.limits();
         let counters = self.state.connections.clone();
@@ -112,7 +118,7 @@ impl App {
         // What they were doing is safe to drop: an event published but not recorded is
         // published again (a duplicate), a message appended but not acknowledged is delivered
         // again (a duplicate too).
-        for task in replicating {
+        for task in replicating.into_iter().chain(following) {
             task.abort();
         }
         store.close().await;

@@ -315,6 +315,9 @@ async fn every_documented_status_is_produced() {
         .await;
     x.send("get", "/search", "/search?q=%22a%20AND&mode=fts", None, 400)
         .await;
+    x.send("get", "/usage", "/usage?by=model&since=7d", None, 200)
+        .await;
+    x.send("get", "/usage", "/usage?by=week", None, 400).await;
     x.send("get", "/changes", "/changes", None, 200).await;
     x.send("get", "/changes", "/changes?limit=0", None, 400)
         .await;

@@ -403,6 +403,17 @@ async fn pruning_everything_leaves_the_live_tables_and_twins_them() {
                          "payload": {"platform": "x", "account": "a", "position": "7"}});
     let (status, body) = app.post_json(&message).await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    // Transcript records (`usage`) and a read of a transcript (`transcript_files`), as
+    // `hooklog import` and the follower append them.
+    let transcript = json!([
+        {"type": "TranscriptMessage", "source": "transcript", "sessionId": "t1",
+         "payload": {"cli": "claude-code", "model": "claude-haiku-4-5", "usageKey": "k1",
+                     "usage": {"inputTokens": 3, "outputTokens": 9}}},
+        {"type": "TranscriptRead", "source": "transcript", "sessionId": "t1",
+         "payload": {"path": "/t/t1.jsonl", "readTo": 120}}
+    ]);
+    let (status, body) = app.post_json(&transcript).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     let server = &app;
     let post = |path: String, body: Value| async move {
         let (status, answer) = server

@@ -3,13 +3,21 @@
 //! received time and source; only the positions are new. Idempotent: an event already stored
 //! is counted as a duplicate. Each line is its own request, so one bad line is reported and
 //! the rest still go in; the writer still commits them in large groups.
+//!
+//! `hooklog import --claude-projects [DIR]` / `--codex-sessions [DIR]` read transcripts instead
+//! (`cli::transcripts`): each record becomes an event with an id derived from the record, so a
+//! second import, or one of a file that grew, appends only what is new.
 
+use super::transcripts::{self, Layout};
 use crate::App;
 use crate::config::Config;
+use crate::event::NewEvent;
 use crate::ingest::recording;
+use crate::ingest::transcript::Keep;
 use crate::store::AppendError;
 use anyhow::{Context, bail};
 use clap::Args;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// Lines in flight to the writer at once (it groups them into transactions).
@@ -18,9 +26,20 @@ const IN_FLIGHT: usize = 2048;
 const REPORTED: usize = 20;
 
 #[derive(Args, Debug)]
+#[command(group = clap::ArgGroup::new("input").required(true).multiple(false))]
 pub struct ImportArgs {
     /// The recording (NDJSON).
-    pub file: PathBuf,
+    #[arg(group = "input")]
+    pub file: Option<PathBuf>,
+    /// Read Claude Code transcripts instead, subagents included (default ~/.claude/projects).
+    #[arg(long, group = "input", value_name = "DIR", num_args = 0..=1)]
+    pub claude_projects: Option<Option<PathBuf>>,
+    /// Read Codex CLI rollouts instead (default ~/.codex/sessions).
+    #[arg(long, group = "input", value_name = "DIR", num_args = 0..=1)]
+    pub codex_sessions: Option<Option<PathBuf>>,
+    /// What a transcript record keeps: its metadata and bounded text, or the full conversation.
+    #[arg(long, value_enum, default_value = "metadata")]
+    pub transcripts: Keep,
     /// SQLite database file (created if missing). The server must not be running on it.
     #[arg(long, env = "HOOKLOG_DB", default_value = "hooklog.db")]
     pub db: PathBuf,
@@ -36,8 +55,39 @@ pub struct Report {
 
 impl ImportArgs {
     pub fn run(self) -> anyhow::Result<()> {
-        let bytes = std::fs::read(&self.file)
-            .with_context(|| format!("reading {}", self.file.display()))?;
+        let (dir, layout) = match (&self.claude_projects, &self.codex_sessions) {
+            (Some(dir), _) => (dir.clone(), Layout::ClaudeProjects),
+            (_, Some(dir)) => (dir.clone(), Layout::CodexSessions),
+            (None, None) => return self.run_recording(),
+        };
+        let dir = dir.unwrap_or_else(|| match layout {
+            Layout::ClaudeProjects => transcripts::home(".claude/projects"),
+            Layout::CodexSessions => transcripts::home(".codex/sessions"),
+        });
+        let mut read = transcripts::read(&dir, layout, self.transcripts)
+            .with_context(|| format!("reading {}", dir.display()))?;
+        let runtime = tokio::runtime::Runtime::new()?;
+        let events = std::mem::take(&mut read.events);
+        let report = runtime.block_on(append_transcripts(Config::for_path(&self.db), events))?;
+        println!(
+            "files {}, records {}, new events {}, already stored {}",
+            read.files, read.records, report.imported, report.duplicates
+        );
+        for (skip, n) in &read.skipped {
+            println!("  skipped {n}: {}", skip.reason());
+        }
+        for (file, line, skip) in read.damaged.iter().take(REPORTED) {
+            println!("  {}:{line}: {}", file.display(), skip.reason());
+        }
+        for (line, reason) in report.rejected.iter().take(REPORTED) {
+            println!("  event {line} not stored: {reason}");
+        }
+        Ok(())
+    }
+
+    fn run_recording(self) -> anyhow::Result<()> {
+        let file = self.file.expect("clap requires one input");
+        let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
         let runtime = tokio::runtime::Runtime::new()?;
         let report = runtime.block_on(import(Config::for_path(&self.db), &bytes))?;
         println!(
@@ -87,6 +137,72 @@ pub async fn import(config: Config, recording: &[u8]) -> anyhow::Result<Report> 
     report.rejected.sort();
     app.store().close().await;
     Ok(report)
+}
+
+/// Appends transcript events, in their order, one request each, with up to 2,048 answers
+/// outstanding (as [`import`] does). An event already stored is counted as such; one stored
+/// with other content (a record read before with `--transcripts full`, say) too, with its
+/// reason. On a terminal, a progress line counts the answers.
+pub async fn append_transcripts(config: Config, events: Vec<NewEvent>) -> anyhow::Result<Report> {
+    let app = App::build(config).await.context("opening the database")?;
+    let writer = app.store().writer.clone();
+    let mut progress = Progress::new(events.len());
+    let mut report = Report::default();
+    let mut pending = std::collections::VecDeque::new();
+    for (i, event) in events.into_iter().enumerate() {
+        pending.push_back((i + 1, writer.enqueue(vec![event]).await?));
+        if pending.len() >= IN_FLIGHT {
+            let (i, answer) = pending.pop_front().expect("not empty");
+            report.count(i, answer.await);
+            progress.tick();
+        }
+    }
+    for (i, answer) in pending {
+        report.count(i, answer.await);
+        progress.tick();
+    }
+    progress.done();
+    app.store().close().await;
+    Ok(report)
+}
+
+/// `done/total events` on stderr, redrawn every 1,000 answers, when stderr is a terminal and
+/// the import is large enough to wait for.
+struct Progress {
+    total: usize,
+    done: usize,
+    shown: bool,
+}
+
+impl Progress {
+    fn new(total: usize) -> Progress {
+        Progress {
+            total,
+            done: 0,
+            shown: total >= 10_000 && std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn tick(&mut self) {
+        self.done += 1;
+        if self.shown && (self.done.is_multiple_of(1_000) || self.done == self.total) {
+            let width = 30 * self.done / self.total.max(1);
+            eprint!(
+                "\r[{}{}] {}/{} events",
+                "#".repeat(width),
+                " ".repeat(30 - width),
+                self.done,
+                self.total
+            );
+            let _ = std::io::stderr().flush();
+        }
+    }
+
+    fn done(&self) {
+        if self.shown {
+            eprintln!();
+        }
+    }
 }
 
 impl Report {

@@ -14,6 +14,8 @@ pub mod serve;
 pub mod spool;
 pub mod stats;
 pub mod tail;
+pub mod transcripts;
+pub mod usage;
 
 use clap::{Parser, Subcommand};
 
@@ -34,9 +36,11 @@ pub enum Command {
     Tail(tail::TailArgs),
     /// Full-text search of a running hooklog: one line per hit, as `tail` prints events.
     Search(search::SearchArgs),
+    /// Token usage and cost from transcripts, by day, session, model, project or turn.
+    Usage(usage::UsageArgs),
     /// Write a session (or everything) as an NDJSON recording.
     Export(export::ExportArgs),
-    /// Append a recording to a database, keeping ids and times (idempotent).
+    /// Append a recording, or Claude Code / Codex transcripts, to a database (idempotent).
     Import(import::ImportArgs),
     /// Re-post a recording to a running hooklog, or step through it in a scratch projection.
     Replay(replay::ReplayArgs),
@@ -65,6 +69,7 @@ impl Cli {
             Command::Serve(args) => (*args).run(),
             Command::Tail(args) => args.run(),
             Command::Search(args) => args.run(),
+            Command::Usage(args) => args.run(),
             Command::Rebuild(args) => args.run(),
             Command::Export(args) => args.run(),
             Command::Import(args) => args.run(),

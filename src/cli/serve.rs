@@ -117,6 +117,22 @@ pub struct ServeArgs {
     /// without the index. The index then misses them until `hooklog rebuild`.
     #[arg(long, hide = true)]
     pub no_search_index: bool,
+    /// A price table (JSON, in the form of the embedded one: docs/usage.md) whose models add
+    /// to or replace the embedded prices that usage is costed with.
+    #[arg(long, env = "HOOKLOG_PRICES", value_name = "FILE")]
+    pub prices: Option<std::path::PathBuf>,
+    /// Do not read the transcripts hooks name (docs/usage.md): no live token usage.
+    #[arg(long, env = "HOOKLOG_NO_TRANSCRIPTS")]
+    pub no_transcripts: bool,
+    /// What is kept of each transcript record read: its metadata and bounded text, or the
+    /// full conversation.
+    #[arg(
+        long,
+        value_enum,
+        env = "HOOKLOG_TRANSCRIPTS",
+        default_value = "metadata"
+    )]
+    pub transcripts: crate::ingest::transcript::Keep,
 }
 
 impl ServeArgs {
@@ -144,6 +160,8 @@ impl ServeArgs {
             },
             security,
             search_index: !self.no_search_index,
+            prices: std::sync::Arc::new(crate::projection::prices::load(self.prices.as_deref())?),
+            follow_transcripts: (!self.no_transcripts).then_some(self.transcripts),
             ..Config::for_path(&self.db)
         };
         let workers = self.workers.unwrap_or_else(default_http_workers);

@@ -113,12 +113,23 @@ pub const FACTORY_EVENTS: &[&str] = &[
     "ARTIFACT_CREATED",
 ];
 
+/// Records read from Claude Code and Codex transcripts (`ingest::transcript`, source
+/// `transcript`).
+pub const TRANSCRIPT_EVENTS: &[&str] = &[
+    "TranscriptPrompt",
+    "TranscriptMessage",
+    "TranscriptToolResult",
+    "TranscriptTokenCount",
+    "TranscriptRead",
+];
+
 const GROUPS: &[&[&str]] = &[
     HOOK_EVENTS,
     COMPATIBILITY_TYPES,
     NORMALIZED_EVENTS,
     COORDINATION_EVENTS,
     FACTORY_EVENTS,
+    TRANSCRIPT_EVENTS,
 ];
 
 /// Whether the catalogue knows this type (exact, case-sensitive match).
@@ -127,15 +138,16 @@ pub fn is_known(event_type: &str) -> bool {
 }
 
 /// The catalogue group a type belongs to (`hook`, `compatibility`, `normalized`,
-/// `coordination`, `factory`), or `unknown`: a label of bounded cardinality for metrics,
+/// `coordination`, `factory`, `transcript`), or `unknown`: a label of bounded cardinality for metrics,
 /// where the type itself is whatever a client sent.
 pub fn family(event_type: &str) -> &'static str {
-    const NAMES: [&str; 5] = [
+    const NAMES: [&str; 6] = [
         "hook",
         "compatibility",
         "normalized",
         "coordination",
         "factory",
+        "transcript",
     ];
     GROUPS
         .iter()

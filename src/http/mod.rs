@@ -36,6 +36,7 @@ pub mod server;
 pub mod sessions;
 pub mod streams;
 pub mod unserved;
+pub mod usage;
 
 use crate::config::Config;
 use crate::store::Store;
@@ -139,6 +140,7 @@ pub fn routes() -> Vec<Route> {
         at(M::POST, "/event/normalized", hooks::normalized),
         at(M::GET, "/sessions", sessions::list),
         at(M::GET, "/sessions/{id}", sessions::one),
+        at(M::GET, "/usage", usage::usage),
         at(M::GET, "/sessions/{id}/events", streams::session),
         at(M::GET, "/sessions/{id}/export", recordings::export),
         at(M::GET, "/sessions/{id}/replay", recordings::replay),

@@ -195,7 +195,11 @@ pub async fn search(
 }
 
 /// `since` or `until` in the log's time format: an RFC 3339 time, or an age before `now`.
-fn moment(name: &str, text: &str, now: chrono::DateTime<chrono::Utc>) -> Result<String, ApiError> {
+pub(super) fn moment(
+    name: &str,
+    text: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<String, ApiError> {
     if let Some(t) = time::normalize(text) {
         return Ok(t);
     }

@@ -6,7 +6,9 @@ use super::error::ApiError;
 use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
 use crate::http::openapi::schemas;
+use crate::projection::cost::{self, Group};
 use crate::projection::sessions::{self, Session};
+use crate::projection::usage;
 use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -87,21 +89,42 @@ pub async fn list(
     tag = "projections",
     params(("id" = String, Path, description = "The session id.")),
     responses(
-        (status = 200, description = "The session.", body = schemas::Row),
+        (status = 200, description = "The session, with `usage`: its tokens and cost from transcripts (`null` when none were read).", body = schemas::Row),
         (status = 404, description = "No such resource.", body = schemas::ErrorBody)
     )
 )]
-/// `GET /sessions/{id}`.
+/// `GET /sessions/{id}`: the session's row, and its usage (`GET /usage?by=session`'s group).
 pub async fn one(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<Session>, ApiError> {
-    state
+) -> Result<Json<SessionWithUsage>, ApiError> {
+    let (session, rows) = state
         .store
-        .read(move |conn| sessions::get(conn, &id))
-        .await?
-        .map(Json)
-        .ok_or(ApiError::NotFound { path: None })
+        .read(move |conn| {
+            let filter = usage::Filter {
+                session: Some(id.clone()),
+                ..usage::Filter::default()
+            };
+            Ok((
+                sessions::get(conn, &id)?,
+                usage::totals(conn, usage::By::Session, &filter)?,
+            ))
+        })
+        .await?;
+    let session = session.ok_or(ApiError::NotFound { path: None })?;
+    let (groups, _) = cost::groups(&rows, &state.config.prices);
+    Ok(Json(SessionWithUsage {
+        session,
+        usage: groups.into_iter().next(),
+    }))
+}
+
+/// A session as `GET /sessions/{id}` answers it.
+#[derive(Serialize)]
+pub struct SessionWithUsage {
+    #[serde(flatten)]
+    session: Session,
+    usage: Option<Group>,
 }
 
 fn session_states() -> utoipa::openapi::schema::Object {

@@ -14,6 +14,7 @@ pub mod normalized;
 pub mod recording;
 pub mod response;
 pub mod schema;
+pub mod transcript;
 
 use serde_json::{Map, Value, json};
 

@@ -10,6 +10,7 @@ pub mod accounts;
 pub mod alerts;
 pub mod changes;
 pub mod claims;
+pub mod cost;
 pub mod diff;
 pub mod factory;
 pub mod filter;
@@ -18,6 +19,7 @@ pub mod heroes;
 pub mod hook;
 pub mod missions;
 pub mod owners;
+pub mod prices;
 pub mod recorder;
 pub mod scratch;
 pub mod search;
@@ -25,11 +27,13 @@ pub mod sessions;
 pub mod sql;
 pub mod tables;
 pub mod tool_uses;
+pub mod transcript_files;
+pub mod usage;
 pub mod view;
 
 use crate::coordination;
 use crate::event::StoredEvent;
-use crate::ingest::{factory as factory_ingest, hook as hook_ingest, normalized};
+use crate::ingest::{factory as factory_ingest, hook as hook_ingest, normalized, transcript};
 use crate::store::read;
 use rusqlite::{Connection, OptionalExtension};
 use tables::{Live, Tables};
@@ -51,6 +55,8 @@ pub const TABLES: &[&str] = &[
     "alerts",
     "agent_changes",
     "accounts",
+    "usage",
+    "transcript_files",
 ];
 
 /// What applying an event did that its producer is told (`POST /event` answers with them).
@@ -72,6 +78,7 @@ pub enum Parsed {
     Normalized(View),
     Coordination(View),
     Factory(factory::Parts),
+    Transcript(View),
     Other,
 }
 
@@ -82,6 +89,7 @@ impl Parsed {
             normalized::SOURCE => Parsed::Normalized(View::parse(&event.payload)),
             coordination::SOURCE => Parsed::Coordination(View::parse(&event.payload)),
             factory_ingest::SOURCE => Parsed::Factory(factory::Parts::parse(&event.payload)),
+            transcript::SOURCE => Parsed::Transcript(View::parse(&event.payload)),
             _ => Parsed::Other,
         }
     }
@@ -177,6 +185,16 @@ pub fn apply_agents(
             };
             tables.session(event, &facts)?;
         }
+        Parsed::Transcript(view) => {
+            let facts = sessions::Facts {
+                cli: view.text("cli"),
+                cwd: view.text("cwd"),
+                model: view.text("model"),
+                state_if_new: Some("ended"),
+                ..Default::default()
+            };
+            tables.session(event, &facts)?;
+        }
         // Outcome events carry no session (a claim names its session in the payload).
         Parsed::Coordination(_) | Parsed::Other => {
             tables.session(event, &sessions::Facts::default())?
@@ -205,6 +223,10 @@ pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> ru
             }
         }
         Parsed::Factory(parts) => factory::apply(conn, event, parts)?,
+        Parsed::Transcript(view) => match event.event_type.as_str() {
+            transcript::READ => transcript_files::apply(conn, event, view)?,
+            _ => usage::apply(conn, event, view)?,
+        },
         Parsed::Other => accounts::apply(conn, event)?,
         Parsed::Hook(_) | Parsed::Normalized(_) => {}
     }

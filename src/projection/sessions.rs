@@ -21,6 +21,9 @@ pub struct Facts<'a> {
     pub permission_mode: Option<&'a str>,
     /// The state the event puts the session in; `None` keeps it (a new session starts `active`).
     pub state: Option<&'a str>,
+    /// The state of a session this event opens, when `state` says none: a session first seen
+    /// in a transcript is one that ran before (`ended`) until a hook says otherwise.
+    pub state_if_new: Option<&'a str>,
     /// `(reason, message)` when `state` is `stuck`.
     pub stuck: Option<(&'a str, &'a str)>,
     /// What a factory event changes (seed 003's lifecycle columns).
@@ -187,7 +190,7 @@ impl Record {
     /// The row a session's first event makes (a new session is `active` unless it says more).
     pub fn new(session: &str, event: &StoredEvent, facts: &Facts) -> Record {
         let at = &event.event_time;
-        let state = facts.state.unwrap_or("active");
+        let state = facts.state.or(facts.state_if_new).unwrap_or("active");
         let mut record = Record {
             id: session.to_string(),
             source: event.source.clone(),

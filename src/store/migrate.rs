@@ -77,6 +77,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../../migrations/0013_search.sql"),
         false,
     ),
+    (
+        "0014_usage.sql",
+        include_str!("../../migrations/0014_usage.sql"),
+        true,
+    ),
 ];
 
 /// The migration that adds the search index ([`projection::search`]): the events already

@@ -11,7 +11,7 @@ pub mod schemas;
 use super::{
     alerts, auth, changes, claims, events, factory, gaps, health, heroes, hooks, live, login,
     metrics, missions, owners, pages, projections, pulse, recordings, responses, search, sessions,
-    streams,
+    streams, usage,
 };
 use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
@@ -51,6 +51,7 @@ use utoipa::{Modify, OpenApi};
         hooks::normalized,
         sessions::list,
         sessions::one,
+        usage::usage,
         streams::session,
         projections::until,
         recordings::export,

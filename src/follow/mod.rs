@@ -1,0 +1,220 @@
+//! Following transcripts live (`serve`, unless `--no-transcripts`): when a hook event that
+//! ends a stretch of work (`Stop`, `SubagentStop`, `PreCompact`, `SessionEnd`) commits and
+//! names a transcript readable here (`transcriptPath`, and a subagent's
+//! `agentTranscriptPath`), the new whole lines of that file are read, parsed as Claude Code
+//! records (`ingest::transcript::claude`) and appended through the writer with one
+//! `TranscriptRead` event saying how far the file was read. They commit together, and the
+//! offset is the `transcript_files` projection of that event, so a restart resumes where the
+//! last committed read ended and nothing is counted twice (the records' ids are their own).
+//!
+//! The task learns of hook events from the hub. If it falls behind the hub it misses some
+//! triggers, which costs nothing but time: the next trigger reads everything since the stored
+//! offset. A file that is missing, unreadable or not `.jsonl` is skipped with a debug line.
+
+mod chunk;
+
+use crate::event::NewEvent;
+use crate::ingest::hook as hook_ingest;
+use crate::ingest::transcript::{self, Keep, Record};
+use crate::projection::transcript_files;
+use crate::projection::view::View;
+use crate::store::{AppendError, Store};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The hook events after which a session's transcript is read.
+pub const TRIGGERS: &[&str] = &["Stop", "SubagentStop", "PreCompact", "SessionEnd"];
+
+/// One transcript to read, as a hook named it.
+#[derive(Debug, Clone, PartialEq)]
+struct Target {
+    session: String,
+    path: PathBuf,
+    /// The subagent whose transcript it is (`SubagentStop`'s `agentId`).
+    agent: Option<String>,
+    /// A subagent's records count under the turn open in its parent's transcript, read first.
+    parent: Option<PathBuf>,
+}
+
+/// Starts following on the store's hub, keeping what `keep` says of each record.
+pub fn start(store: &Arc<Store>, keep: Keep) -> tokio::task::JoinHandle<()> {
+    let store = store.clone();
+    let mut hub = store.hub.subscribe();
+    tokio::spawn(async move {
+        loop {
+            let published = match hub.recv().await {
+                Ok(published) => published,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            };
+            let here = published
+                .events
+                .iter()
+                .filter(|c| c.event.origin == store.origin);
+            for target in here.flat_map(|c| targets(&c.event)) {
+                if let Err(e) = follow(&store, &target, keep).await {
+                    tracing::debug!(path = %target.path.display(), error = %e, "transcript not followed");
+                }
+            }
+        }
+    })
+}
+
+/// The transcripts a committed event asks to read. (Only events this hooklog stored first are
+/// looked at: a path in an event from another machine names a file there.)
+fn targets(event: &crate::event::StoredEvent) -> Vec<Target> {
+    if event.source != hook_ingest::SOURCE || !TRIGGERS.contains(&event.event_type.as_str()) {
+        return Vec::new();
+    }
+    let Some(session) = event.session_id.clone() else {
+        return Vec::new();
+    };
+    let view = View::parse(&event.payload);
+    let jsonl = |field| {
+        view.text(field)
+            .filter(|p| p.ends_with(".jsonl"))
+            .map(PathBuf::from)
+    };
+    let main = jsonl("transcriptPath");
+    let mut out: Vec<Target> = main
+        .iter()
+        .map(|path| Target {
+            session: session.clone(),
+            path: path.clone(),
+            agent: None,
+            parent: None,
+        })
+        .collect();
+    if let Some(path) = jsonl("agentTranscriptPath") {
+        out.push(Target {
+            session,
+            path,
+            agent: view.text("agentId").map(str::to_string),
+            parent: main,
+        });
+    }
+    out
+}
+
+/// Reads and appends everything new in one transcript, a bounded chunk at a time.
+async fn follow(store: &Arc<Store>, target: &Target, keep: Keep) -> anyhow::Result<()> {
+    loop {
+        let key = target.path.to_string_lossy().into_owned();
+        let parent = target
+            .parent
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned());
+        let (from, turn) = store
+            .read({
+                let key = key.clone();
+                move |conn| {
+                    let (from, turn) = transcript_files::position(conn, &key)?;
+                    match parent {
+                        Some(parent) => Ok((from, transcript_files::position(conn, &parent)?.1)),
+                        None => Ok((from, turn)),
+                    }
+                }
+            })
+            .await?;
+        let path = target.path.clone();
+        let read = tokio::task::spawn_blocking(move || chunk::read(&path, from, chunk::MAX_READ))
+            .await??;
+        let Some(read) = read else {
+            return Ok(());
+        };
+        let events = events_of(target, &key, &read, turn, keep);
+        append(store, events).await?;
+        if !read.more {
+            return Ok(());
+        }
+    }
+}
+
+/// The chunk's records in time order, then the `TranscriptRead` event that moves the offset.
+fn events_of(
+    target: &Target,
+    key: &str,
+    read: &chunk::Chunk,
+    turn: Option<String>,
+    keep: Keep,
+) -> Vec<NewEvent> {
+    let agent = target.agent.as_deref().or_else(|| agent_of(&target.path));
+    let mut records: Vec<Record> = read
+        .bytes
+        .split(|b| *b == b'\n')
+        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+        .filter_map(|line| transcript::claude::parse(line, agent, keep).ok().flatten())
+        .collect();
+    let open: HashMap<String, String> = turn
+        .map(|t| (target.session.clone(), t))
+        .into_iter()
+        .collect();
+    let turns = transcript::in_order_from(&mut records, open);
+    let mut events: Vec<NewEvent> = records.into_iter().map(Record::into_event).collect();
+    let turn = turns.get(&target.session).map(String::as_str);
+    events.push(transcript::read_marker(
+        &target.session,
+        key,
+        read.end,
+        turn,
+    ));
+    events
+}
+
+/// The agent id of `.../subagents/agent-<id>.jsonl`.
+fn agent_of(path: &Path) -> Option<&str> {
+    let stem = path.file_stem()?.to_str()?;
+    stem.strip_prefix("agent-")
+}
+
+/// Appends the events in one request. An event already stored with other content (read
+/// before with `--transcripts full`, or imported from a copy) is left out and the rest sent
+/// again, so one such record cannot stop the file from being followed.
+async fn append(store: &Arc<Store>, mut events: Vec<NewEvent>) -> anyhow::Result<()> {
+    loop {
+        match store.writer.enqueue(events.clone()).await?.await? {
+            Ok(_) => return Ok(()),
+            Err(AppendError::Conflict { index, .. }) if index < events.len() - 1 => {
+                events.remove(index);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::StoredEvent;
+
+    fn hook(kind: &str, payload: &str) -> StoredEvent {
+        StoredEvent {
+            sequence: 1,
+            event_id: "e".into(),
+            session_id: Some("s".into()),
+            session_sequence: Some(1),
+            event_type: kind.into(),
+            source: "hook".into(),
+            event_time: "2026-11-02T09:00:00.000Z".into(),
+            received_at: "2026-11-02T09:00:00.000Z".into(),
+            origin: "here".into(),
+            payload: payload.into(),
+        }
+    }
+
+    #[test]
+    fn only_the_triggers_transcripts_are_read() {
+        let stop = hook("Stop", r#"{"transcriptPath":"/t/s.jsonl"}"#);
+        assert_eq!(targets(&stop).len(), 1);
+        let sub = hook(
+            "SubagentStop",
+            r#"{"transcriptPath":"/t/s.jsonl","agentId":"a1","agentTranscriptPath":"/t/s/subagents/agent-a1.jsonl"}"#,
+        );
+        let found = targets(&sub);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[1].agent.as_deref(), Some("a1"));
+        assert!(targets(&hook("PreToolUse", r#"{"transcriptPath":"/t/s.jsonl"}"#)).is_empty());
+        assert!(targets(&hook("Stop", r#"{"transcriptPath":"/etc/passwd"}"#)).is_empty());
+    }
+}
