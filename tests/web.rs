@@ -3,7 +3,8 @@
 //! by state, shows a new event within a second, and lists the log's matches for its search
 //! box; a session's timeline holds every event
 //! exactly once, in order, across a `kill -9` and a restart; the replay scrubber shows what
-//! `hooklog replay --until` prints; with a token, nothing but the login form until logged in.
+//! `hooklog replay --until` prints; with a token, nothing but the login form until logged in;
+//! a session page shows the tokens and cost its imported transcripts give.
 //! Each test saves screenshots under the target directory's `screenshots/`.
 //!
 //! Skipped, with a message, where `chromium` or `chromedriver` is missing; under `CI=true`
@@ -434,5 +435,43 @@ async fn with_a_token_the_page_shows_only_the_login_form_until_logged_in() {
             "document.querySelectorAll('.card').length === 5",
         )
         .await;
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_page_shows_the_tokens_and_cost_its_transcripts_give() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    let projects =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/transcripts/claude/projects");
+    let imported = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .arg("import")
+        .arg("--claude-projects")
+        .arg(&projects)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .expect("hooklog import runs");
+    assert!(imported.status.success(), "{imported:?}");
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
+    let browser = Browser::start(found).await;
+    let session = "7f3c2a10-5d1e-4b8a-9c2f-1a2b3c4d5e6f";
+    browser.goto(&format!("{}/s/{session}", server.url)).await;
+    // fixtures/transcripts/README.md: Sonnet and Haiku together, $0.044588.
+    let (facts, _) = browser
+        .wait_until(
+            DEADLINE,
+            "the session's cost",
+            "(t => t.includes('$0.0446') && t)(document.body.innerText)",
+        )
+        .await;
+    let facts = facts.as_str().unwrap();
+    assert!(
+        facts.contains("42 in, 1015 out, 5800 cache writes, 58500 cache reads (6 calls)"),
+        "{facts}"
+    );
+    browser.screenshot("session-usage").await;
     browser.close().await;
 }

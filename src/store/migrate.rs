@@ -175,7 +175,13 @@ fn replay_into_new_tables(conn: &Connection, keep: &[&str]) -> rusqlite::Result<
             "CREATE TEMP TABLE kept_{table} AS SELECT * FROM main.{table}"
         ))?;
     }
-    let replayed = projection::rebuild(conn)?;
+    // Read through this connection: a second one would see the schema as it was before the
+    // migrations in this (uncommitted) transaction, e.g. `events` without its `origin` column.
+    let inline = projection::Replay {
+        read_beside: false,
+        ..projection::Replay::default()
+    };
+    let replayed = projection::rebuild_with(conn, inline)?;
     for table in keep {
         let columns: Vec<String> = conn
             .prepare(&format!("PRAGMA temp.table_info(kept_{table})"))?

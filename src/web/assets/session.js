@@ -111,9 +111,22 @@ function drawFacts(el, session) {
       fact("events", String(session.eventCount)),
       fact("first", session.firstEventTime),
       fact("last", session.lastEventTime),
-      fact("stuck", session.stuckReason && `${session.stuckReason}: ${session.stuckMessage || ""}`)
+      fact("stuck", session.stuckReason && `${session.stuckReason}: ${session.stuckMessage || ""}`),
+      fact("tokens", session.usage && tokens(session.usage)),
+      fact("cost", session.usage && cost(session.usage))
     )
   );
+}
+
+/** A session's usage from its transcripts (GET /sessions/{id}'s `usage`, docs/usage.md). */
+function tokens(u) {
+  const writes = u.cacheWrite5mTokens + u.cacheWrite1hTokens;
+  return `${u.inputTokens} in, ${u.outputTokens} out, ${writes} cache writes, ${u.cacheReadTokens} cache reads (${u.calls} calls)`;
+}
+
+function cost(u) {
+  const unpriced = u.unpricedModels.length ? `, not priced: ${u.unpricedModels.join(", ")}` : "";
+  return `$${u.costUsd.toFixed(4)}${unpriced}`;
 }
 
 /** Missions nested under their parent (subagents under the prompt that started them). */
