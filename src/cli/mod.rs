@@ -83,3 +83,36 @@ impl Cli {
         }
     }
 }
+
+/// `GET` on a running hooklog (`query` in the URL, the bearer `token` when set): the JSON body
+/// of a success, or an error naming what failed (unreachable, no JSON, or the server's
+/// refusal of `what` with its message).
+pub async fn get_json(
+    client: &reqwest::Client,
+    url: &str,
+    query: &[(&str, String)],
+    token: Option<&str>,
+    what: &str,
+) -> anyhow::Result<serde_json::Value> {
+    use anyhow::Context;
+    let mut request = client.get(url).query(query);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request
+        .send()
+        .await
+        .with_context(|| format!("cannot reach {url}"))?;
+    let status = response.status();
+    let body: serde_json::Value = response
+        .json()
+        .await
+        .with_context(|| format!("the server answered {status} with no JSON"))?;
+    if !status.is_success() {
+        anyhow::bail!(
+            "the server refused {what} ({status}): {}",
+            body["message"].as_str().unwrap_or("no message")
+        );
+    }
+    Ok(body)
+}

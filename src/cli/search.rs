@@ -3,7 +3,6 @@
 //! terms in bold on a terminal); or each hit as JSON with `--json`.
 
 use super::tail;
-use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::Value;
 use std::io::{IsTerminal, Write};
@@ -96,25 +95,8 @@ impl SearchArgs {
             if self.rank {
                 query.push(("order", "rank".into()));
             }
-            let mut request = client.get(&url).query(&query);
-            if let Some(token) = &self.token {
-                request = request.bearer_auth(token);
-            }
-            let response = request
-                .send()
-                .await
-                .with_context(|| format!("cannot reach {}", self.url))?;
-            let status = response.status();
-            let body: Value = response
-                .json()
-                .await
-                .with_context(|| format!("the server answered {status} with no JSON"))?;
-            if !status.is_success() {
-                bail!(
-                    "the server refused the search ({status}): {}",
-                    body["message"].as_str().unwrap_or("no message")
-                );
-            }
+            let body =
+                super::get_json(&client, &url, &query, self.token.as_deref(), "the search").await?;
             let hits = body["hits"].as_array().cloned().unwrap_or_default();
             let mut out = std::io::stdout().lock();
             for hit in &hits {

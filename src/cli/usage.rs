@@ -2,7 +2,6 @@
 //! model, project, turn or origin, as a table (or the answer's JSON with `--json`).
 
 use crate::projection::usage::By;
-use anyhow::{Context, bail};
 use clap::Args;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -67,26 +66,14 @@ impl UsageArgs {
                 query.push((name, value.clone()));
             }
         }
-        let mut request = client.get(&url).query(&query);
-        if let Some(token) = &self.token {
-            request = request.bearer_auth(token);
-        }
-        let response = request
-            .send()
-            .await
-            .with_context(|| format!("cannot reach {}", self.url))?;
-        let status = response.status();
-        let body: Value = response
-            .json()
-            .await
-            .with_context(|| format!("the server answered {status} with no JSON"))?;
-        if !status.is_success() {
-            bail!(
-                "the server refused ({status}): {}",
-                body["message"].as_str().unwrap_or("no message")
-            );
-        }
-        Ok(body)
+        super::get_json(
+            &client,
+            &url,
+            &query,
+            self.token.as_deref(),
+            "the usage report",
+        )
+        .await
     }
 }
 
