@@ -33,7 +33,7 @@ fn put<T: Serialize>(out: &mut Vec<u8>, first: &mut bool, name: &str, value: &T)
 }
 
 /// `Diff` for a row type: each field with its JSON name (as `#[serde(rename_all = "camelCase")]`
-/// names it; the fold test in tests/changes.rs compares them with the API's rows).
+/// names it; the fold test in tests/it/changes.rs compares them with the API's rows).
 macro_rules! diff {
     ($row:ty { $($field:ident => $name:literal),* $(,)? }) => {
         impl Diff for $row {

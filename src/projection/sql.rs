@@ -5,7 +5,7 @@
 //! table. Outside it (always, on every other thread) statements are prepared as written.
 //!
 //! Every statement the projection code runs must be prepared here. A test in this module scans
-//! the projection sources for the usual other ways; `tests/retention.rs` prunes every kind of
+//! the projection sources for the usual other ways; `tests/it/retention.rs` prunes every kind of
 //! event and checks the live tables are untouched and each twin equals its live table.
 
 use super::TABLES;

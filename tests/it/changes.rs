@@ -1,0 +1,239 @@
+//! `GET /changes`: what each hook event changed in the heroes, missions and tool uses, as a
+//! page and as a stream that resumes across a restart with nothing missed or repeated.
+
+use crate::common;
+
+use common::sse::SseReader;
+use common::{assert_rebuilds_to_live, fixture, spawn_app};
+use hooklog::config::Config;
+use reqwest::StatusCode;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(10);
+
+/// Every change after `after`, page by page.
+async fn all_changes(app: &common::TestApp, after: i64) -> Vec<Value> {
+    let mut changes = Vec::new();
+    let mut after = after;
+    loop {
+        let (status, page) = app
+            .get(&format!("/changes?after_sequence={after}&limit=7"))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        let got = page["changes"].as_array().unwrap().clone();
+        let next = page["nextAfterSequence"].as_i64().unwrap();
+        if got.is_empty() {
+            assert_eq!(next, page["headSequence"].as_i64().unwrap());
+            return changes;
+        }
+        changes.extend(got);
+        after = next;
+    }
+}
+
+/// Folds deltas into rows: a new row is its `set`, a change merges its `set` in.
+fn fold(changes: &[Value]) -> BTreeMap<(String, String), Map<String, Value>> {
+    let mut rows: BTreeMap<(String, String), Map<String, Value>> = BTreeMap::new();
+    for change in changes {
+        for delta in change["changes"].as_array().unwrap() {
+            let key = (
+                delta["entity"].as_str().unwrap().to_string(),
+                delta["id"].as_str().unwrap().to_string(),
+            );
+            let set = delta["set"].as_object().unwrap().clone();
+            match delta["op"].as_str().unwrap() {
+                "created" => {
+                    assert!(rows.insert(key, set).is_none(), "created twice: {delta}");
+                }
+                "updated" => {
+                    // A delta holds what changed, and only that.
+                    let row = rows.get_mut(&key).expect("updated before created");
+                    assert!(!set.is_empty(), "an empty delta: {change}");
+                    for (field, value) in &set {
+                        assert_ne!(
+                            row.get(field),
+                            Some(value),
+                            "{field} did not change: {delta}"
+                        );
+                    }
+                    row.extend(set);
+                }
+                other => panic!("op {other}"),
+            }
+        }
+    }
+    rows
+}
+
+#[tokio::test]
+async fn folding_the_changes_in_order_gives_the_projection_rows() {
+    let app = spawn_app().await;
+    for name in ["claude-code-session", "codex-lifecycle", "openclaw-session"] {
+        app.post_fixture("/event", name).await;
+    }
+    let changes = all_changes(&app, 0).await;
+    let sequences: Vec<i64> = changes
+        .iter()
+        .map(|c| c["sequence"].as_i64().unwrap())
+        .collect();
+    assert!(sequences.windows(2).all(|w| w[0] < w[1]), "{sequences:?}");
+    let folded = fold(&changes);
+    let mut expected = BTreeMap::new();
+    for (route, field, entity) in [
+        ("/heroes", "heroes", "hero"),
+        ("/missions", "missions", "mission"),
+        ("/tool-uses", "toolUses", "toolUse"),
+    ] {
+        let (_, body) = app.get(&format!("{route}?limit=1000")).await;
+        for row in body[field].as_array().unwrap() {
+            let id = row["id"].as_str().unwrap().to_string();
+            let mut row = row.as_object().unwrap().clone();
+            if entity == "hero" {
+                // A hero's latest activity is its session's latest event, which every change
+                // names itself: the hero's deltas do not repeat it.
+                let (_, session) = app
+                    .get(&format!("/sessions/{}", row["sessionId"].as_str().unwrap()))
+                    .await;
+                assert_eq!(row.remove("lastSequence").unwrap(), session["lastSequence"]);
+                assert_eq!(row.remove("updatedAt").unwrap(), session["lastEventTime"]);
+            }
+            expected.insert((entity.to_string(), id), row);
+        }
+    }
+    assert!(
+        expected.len() >= 23,
+        "the fixtures make rows of every kind: {}",
+        expected.len()
+    );
+    assert_eq!(folded, expected);
+    // Each change names its event as the log has it.
+    let first = &changes[0];
+    let (_, event) = app
+        .get(&format!("/events/{}", first["eventId"].as_str().unwrap()))
+        .await;
+    assert_eq!(event["context"]["sequence"], first["sequence"]);
+    assert_eq!(event["type"], first["type"]);
+    assert_eq!(event["context"]["eventTime"], first["eventTime"]);
+    let dir = app.stop().await;
+    assert_rebuilds_to_live(&dir.path().join("hooklog.db"));
+}
+
+/// Reads change frames until one with sequence `through`.
+async fn frames_through(reader: &mut SseReader, through: i64) -> Vec<i64> {
+    let mut ids = Vec::new();
+    while ids.last() != Some(&through) {
+        let frame = reader
+            .next_event(DEADLINE)
+            .await
+            .expect("the stream goes on");
+        assert_eq!(frame.event.as_deref(), Some("changes"));
+        let change = frame.envelope();
+        assert_eq!(change["sequence"].as_i64(), Some(frame.position()));
+        ids.push(frame.position());
+    }
+    ids
+}
+
+#[tokio::test]
+async fn the_change_stream_resumes_after_a_restart_with_nothing_missed_or_repeated() {
+    let lines = fixture("claude-code-session");
+    let post = |app: &common::TestApp, lines: &[Value]| {
+        let lines = lines.to_vec();
+        let app_url = app.url.clone();
+        let client = app.client.clone();
+        async move {
+            let mut last = 0;
+            for line in lines {
+                let answer: Value = client
+                    .post(format!("{app_url}/event"))
+                    .json(&line)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                last = answer["sequence"].as_i64().unwrap();
+            }
+            last
+        }
+    };
+    let app = spawn_app().await;
+    // Other traffic between hook events: it changes no hero and makes no frame.
+    app.post_session_events("api-only", 5).await;
+    let mut reader = SseReader::new(app.stream("/changes", &[]).await);
+    let first = post(&app, &lines[..10]).await;
+    let mut seen = frames_through(&mut reader, first).await;
+    drop(reader);
+
+    let dir = app.stop().await;
+    let app = common::start(Config::for_path(dir.path().join("hooklog.db")), dir).await;
+    // Committed while nobody listens: the resumed stream reads them from history...
+    let second = post(&app, &lines[10..18]).await;
+    let last_seen = seen.last().unwrap().to_string();
+    let response = app
+        .stream("/changes", &[("last-event-id", &last_seen)])
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut reader = SseReader::new(response);
+    seen.extend(frames_through(&mut reader, second).await);
+    // ...and then live.
+    let third = post(&app, &lines[18..]).await;
+    seen.extend(frames_through(&mut reader, third).await);
+
+    let stored: Vec<i64> = app
+        .db()
+        .prepare("SELECT sequence FROM agent_changes ORDER BY sequence")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(seen, stored, "every change once, in order");
+    assert_eq!(
+        stored.len(),
+        lines.len(),
+        "each hook event of the session has its change"
+    );
+}
+
+#[tokio::test]
+async fn change_cursors_follow_the_event_stream_rules() {
+    let app = spawn_app().await;
+    app.post_fixture("/event", "codex-lifecycle").await;
+    let (status, body) = app.get("/changes?after_sequence=-1").await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("invalid_request"))
+    );
+    let (status, _) = app.get("/changes?sesion=x").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, _) = app.get("/changes?from=now").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "from is for the stream");
+    let stale = app.stream("/changes?after_sequence=999", &[]).await;
+    assert_eq!(stale.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        stale
+            .headers()
+            .contains_key("x-hooklog-stream-generation-id")
+    );
+    assert_eq!(
+        stale.json::<Value>().await.unwrap()["outcome"],
+        "CURSOR_STALE"
+    );
+    // `from=now`: only what is committed from now on.
+    let mut reader = SseReader::new(app.stream("/changes?from=now", &[]).await);
+    let answer = app
+        .post_hook_ok(json!({"hook_event_name": "Stop", "session_id": "later"}))
+        .await;
+    let frame = reader.next_event(DEADLINE).await.unwrap();
+    assert_eq!(frame.position(), answer["sequence"].as_i64().unwrap());
+    // A page that reached the head says so; the next one starts there.
+    let (_, page) = app.get("/changes?after_sequence=0&limit=1000").await;
+    assert_eq!(page["nextAfterSequence"], page["headSequence"]);
+    let (_, page) = app.get("/changes?after_sequence=0&limit=2").await;
+    assert_eq!(page["changes"].as_array().unwrap().len(), 2);
+    assert_eq!(page["nextAfterSequence"], page["changes"][1]["sequence"]);
+}

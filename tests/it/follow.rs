@@ -1,0 +1,166 @@
+//! Following transcripts live: hook events naming a growing Claude Code transcript give the
+//! right usage after each `Stop`, a subagent's transcript is read after `SubagentStop`, and
+//! after a restart the server resumes from the offset it committed, counting nothing twice.
+
+use crate::common;
+
+use common::{TestApp, assert_rebuilds_to_live, start, wait_for};
+use hooklog::config::Config;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const SESSION: &str = "7f3c2a10-5d1e-4b8a-9c2f-1a2b3c4d5e6f";
+const DEADLINE: Duration = Duration::from_secs(10);
+
+fn fixture(rest: &str) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/transcripts/claude/projects/-home-dev-shop")
+        .join(rest);
+    std::fs::read_to_string(path)
+        .unwrap()
+        .split_inclusive('\n')
+        .map(str::to_string)
+        .collect()
+}
+
+fn append(path: &Path, lines: &[String]) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap();
+    file.write_all(lines.concat().as_bytes()).unwrap();
+}
+
+async fn hook(app: &TestApp, event: &str, transcript: &Path, extra: serde_json::Value) {
+    let mut body = json!({
+        "session_id": SESSION,
+        "transcript_path": transcript,
+        "cwd": "/home/dev/shop",
+        "hook_event_name": event,
+    });
+    body.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    app.post_hook_ok(body).await;
+}
+
+/// `(calls, input, output, cache reads)` of the session's usage, from the file.
+fn usage(db: &Path) -> (i64, i64, i64, i64) {
+    common::open_read_only(db)
+        .query_row(
+            "SELECT COUNT(*), COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0),
+                    COALESCE(SUM(cache_read_tokens), 0) FROM usage WHERE session_id = ?1",
+            [SESSION],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap()
+}
+
+async fn wait_for_usage(app: &TestApp, expected: (i64, i64, i64, i64)) {
+    let db = app.db_path.clone();
+    wait_for(DEADLINE, &format!("usage {expected:?}"), || {
+        usage(&db) == expected
+    })
+    .await;
+}
+
+/// The event id of the transcript prompt whose record uuid is `uuid` (a turn's key).
+fn prompt_id(db: &Path, uuid: &str) -> String {
+    common::open_read_only(db)
+        .query_row(
+            "SELECT event_id FROM events WHERE type = 'TranscriptPrompt' AND json_extract(payload, '$.uuid') = ?1",
+            [uuid],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+fn events_of_type(db: &Path, kind: &str) -> i64 {
+    common::open_read_only(db)
+        .query_row("SELECT COUNT(*) FROM events WHERE type = ?1", [kind], |r| {
+            r.get(0)
+        })
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_follows_a_growing_transcript_after_each_stop_and_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcripts = dir.path().join("projects");
+    let agents = transcripts.join(SESSION).join("subagents");
+    std::fs::create_dir_all(&agents).unwrap();
+    let main: PathBuf = transcripts.join(format!("{SESSION}.jsonl"));
+    let agent = agents.join("agent-a3f9c1e.jsonl");
+    let lines = fixture(&format!("{SESSION}.jsonl"));
+    let sub = fixture(&format!("{SESSION}/subagents/agent-a3f9c1e.jsonl"));
+    let db = dir.path().join("hooklog.db");
+    let app = start(Config::for_path(&db), dir).await;
+
+    // Turn 1 up to the streamed message's first line, and half of its second (being written).
+    append(&main, &lines[..3]);
+    append(&main, &[lines[3][..40].to_string()]);
+    hook(&app, "Stop", &main, json!({})).await;
+    wait_for_usage(&app, (1, 4, 12, 12_000)).await;
+
+    // The line is finished, the turn goes on; its subagent ran meanwhile.
+    append(&main, &[lines[3][40..].to_string()]);
+    append(&main, &lines[4..8]);
+    append(&agent, &sub);
+    hook(
+        &app,
+        "SubagentStop",
+        &main,
+        json!({"agent_id": "a3f9c1e", "agent_transcript_path": agent}),
+    )
+    .await;
+    // Sonnet A (final 180 out), B, C; Haiku S1, S2.
+    wait_for_usage(&app, (5, 37, 955, 43_500)).await;
+    let first = prompt_id(&app.db_path, "c0a80101-0000-4000-8000-000000000001");
+    assert_eq!(
+        common::open_read_only(&app.db_path)
+            .query_row(
+                "SELECT COUNT(*) FROM usage WHERE agent_id = 'a3f9c1e' AND turn = ?1",
+                [&first],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap(),
+        2,
+        "the subagent's calls count under the turn that started it"
+    );
+
+    // A restart: the offset committed with the events is where the next read starts.
+    let dir = app.stop().await;
+    append(&main, &lines[8..11]);
+    let app = start(Config::for_path(&db), dir).await;
+    hook(&app, "Stop", &main, json!({})).await;
+    wait_for_usage(&app, (6, 42, 1_015, 58_500)).await;
+    let second_turn: String = common::open_read_only(&db)
+        .query_row(
+            "SELECT turn FROM usage WHERE message_key = 'claude-code:c0a80101-0000-4000-8000-000000000009'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        second_turn,
+        prompt_id(&db, "c0a80101-0000-4000-8000-000000000008")
+    );
+    // Every record once: the 6 whole assistant lines of the main file (one synthetic; the cut
+    // last line is not read yet), the 2 of the subagent's.
+    assert_eq!(events_of_type(&db, "TranscriptMessage"), 8);
+    assert_eq!(events_of_type(&db, "TranscriptPrompt"), 3);
+    let read_to: i64 = common::open_read_only(&db)
+        .query_row(
+            "SELECT read_to FROM transcript_files WHERE path = ?1",
+            [main.to_str().unwrap()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(read_to as u64, std::fs::metadata(&main).unwrap().len());
+    let dir = app.stop().await;
+    assert_rebuilds_to_live(&db);
+    drop(dir);
+}

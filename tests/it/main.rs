@@ -1,0 +1,44 @@
+//! The integration tests: each module drives the real server (on `127.0.0.1:0`, with a
+//! temporary database file) over HTTP and SSE, and reads the file back. One test crate, so
+//! the harness in `common` and the crate itself are built and linked once.
+
+mod browser;
+mod common;
+mod nats;
+
+mod changes;
+mod clients;
+mod concurrency;
+mod coordination;
+mod crash;
+mod factory;
+mod factory_stream;
+mod follow;
+mod forwarder;
+mod fuzz;
+mod hook_edges;
+mod hooks;
+mod hostile;
+mod ingest;
+mod lifecycle;
+mod live;
+mod logs;
+mod metrics;
+mod openapi;
+mod reads;
+mod recordings;
+mod refusals;
+mod response_events;
+mod retention;
+mod scale_out;
+mod search;
+mod security;
+mod storage;
+mod stream_stress;
+mod streams;
+mod tail;
+mod takeover_gaps;
+mod transcripts;
+mod usage;
+mod web;
+mod web_routes;

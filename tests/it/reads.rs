@@ -1,0 +1,180 @@
+//! Read routes: paging the log, one event by id, alerts, health, and JSON errors for unknown
+//! routes and bad query strings.
+
+use crate::common;
+
+use common::spawn_app;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+async fn seed(app: &common::TestApp) {
+    let events: Vec<Value> = (0..30)
+        .map(|i| json!({"type": "PreToolUse", "sessionId": if i % 3 == 0 { "a" } else { "b" }, "payload": {"i": i}}))
+        .collect();
+    assert_eq!(app.post_json(&Value::Array(events)).await.0, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn pages_walk_the_whole_log_in_order() {
+    let app = spawn_app().await;
+    seed(&app).await;
+    let mut after = 0;
+    let mut seen = Vec::new();
+    loop {
+        let (status, page) = app
+            .get(&format!("/events?after_sequence={after}&limit=7"))
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(page["headSequence"], 30);
+        let events = page["events"].as_array().unwrap();
+        if events.is_empty() {
+            assert_eq!(page["nextAfterSequence"], after);
+            break;
+        }
+        assert!(events.len() <= 7);
+        for e in events {
+            assert_eq!(e["schemaVersion"], "hooklog.event.v1");
+            seen.push(e["context"]["sequence"].as_i64().unwrap());
+        }
+        after = page["nextAfterSequence"].as_i64().unwrap();
+    }
+    assert_eq!(seen, (1..=30).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn a_session_page_holds_only_that_session_in_session_order() {
+    let app = spawn_app().await;
+    seed(&app).await;
+    let (_, page) = app
+        .get("/events?session=a&after_sequence=4&limit=100")
+        .await;
+    let events = page["events"].as_array().unwrap();
+    let positions: Vec<(i64, i64)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["context"]["sequence"].as_i64().unwrap(),
+                e["context"]["sessionSequence"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    // Session a holds sequences 1, 4, 7, ..., 28 (session sequences 1..10); after 4: from 7.
+    assert_eq!(
+        positions,
+        (3..=10).map(|n| (3 * n - 2, n)).collect::<Vec<_>>()
+    );
+    assert!(events.iter().all(|e| e["context"]["sessionId"] == "a"));
+    let (_, none) = app.get("/events?session=nobody").await;
+    assert_eq!(none["events"], json!([]));
+}
+
+#[tokio::test]
+async fn one_event_by_id_or_404() {
+    let app = spawn_app().await;
+    let (_, ack) = app
+        .post_json(&json!({"id": "my-id", "type": "Stop", "payload": {"k": "v"}}))
+        .await;
+    assert_eq!(ack["events"][0]["id"], "my-id");
+    let (status, event) = app.get("/events/my-id").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(event["id"], "my-id");
+    assert_eq!(event["type"], "Stop");
+    assert_eq!(event["payload"]["k"], "v");
+    assert_eq!(event["context"]["source"], "api");
+    assert!(event["context"].get("sessionId").is_none());
+    let (status, missing) = app.get("/events/other-id").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(missing["error"], "not_found");
+}
+
+#[tokio::test]
+async fn bad_query_strings_are_400_envelopes() {
+    let app = spawn_app().await;
+    for path in [
+        "/events?after_sequence=abc",
+        "/events?after_sequence=-1",
+        "/events?limit=0",
+        "/events?limit=5000",
+        "/alerts?limit=0",
+        "/alerts?after_id=x",
+        "/alerts?after_id=-2",
+        "/events?sesion=typo",
+    ] {
+        let (status, body) = app.get(path).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+        assert_eq!(body["error"], "invalid_request", "{path}");
+    }
+}
+
+#[tokio::test]
+async fn alerts_filter_by_kind_and_page_by_id() {
+    let app = spawn_app().await;
+    let unknown: Vec<Value> = (0..5)
+        .map(|i| json!({"type": format!("custom_{i}")}))
+        .collect();
+    app.post_json(&Value::Array(unknown)).await;
+    let (_, all) = app.get("/alerts?kind=unknownEventType&limit=3").await;
+    let ids: Vec<i64> = all["alerts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 3]);
+    let (_, rest) = app.get("/alerts?after_id=3").await;
+    assert_eq!(rest["alerts"].as_array().unwrap().len(), 2);
+    let (_, other) = app.get("/alerts?kind=hungOwner").await;
+    assert_eq!(other["alerts"], json!([]));
+}
+
+#[tokio::test]
+async fn health_reports_the_head_and_unknown_routes_are_json_404s() {
+    let before_start = std::time::Instant::now();
+    let app = spawn_app().await;
+    let (status, health) = app.get("/health").await;
+    let up_at_most = before_start.elapsed().as_millis() as u64;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(health["ok"], true);
+    assert_eq!(health["headSequence"], 0);
+    assert_eq!(health["version"], env!("CARGO_PKG_VERSION"));
+    // The server's clock, as an RFC 3339 UTC time, and how long it has been up.
+    let time = chrono::DateTime::parse_from_rfc3339(health["time"].as_str().unwrap()).unwrap();
+    let skew = (chrono::Utc::now() - time.to_utc()).num_seconds().abs();
+    assert!(skew < 60, "time {} is {skew} s away", health["time"]);
+    let uptime = health["uptimeMs"].as_u64().expect("uptimeMs is a number");
+    assert!(
+        uptime <= up_at_most,
+        "uptimeMs {uptime} > {up_at_most} since start"
+    );
+    app.post_json(&json!({"type": "Stop"})).await;
+    let later = app.get("/health").await.1;
+    assert_eq!(later["headSequence"], 1);
+    assert!(later["uptimeMs"].as_u64().unwrap() >= uptime, "{later}");
+    // And it counts: within a deadline it passes a millisecond it had not reached.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while app.get("/health").await.1["uptimeMs"].as_u64().unwrap() <= uptime {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "uptimeMs stays at {uptime}"
+        );
+        tokio::task::yield_now().await;
+    }
+
+    let (status, body) = app.get("/no/such/route?secret=abc").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        body,
+        json!({"error": "not_found", "path": "/no/such/route"})
+    );
+    let response = app
+        .client
+        .delete(format!("{}/events", app.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(
+        response.json::<Value>().await.unwrap()["error"],
+        "method_not_allowed"
+    );
+}

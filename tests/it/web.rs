@@ -1,0 +1,477 @@
+//! The web view in a real browser (Chromium, headless, over WebDriver) against the real
+//! `hooklog serve` binary and its SQLite file: the board groups the replayed fixtures' sessions
+//! by state, shows a new event within a second, and lists the log's matches for its search
+//! box; a session's timeline holds every event
+//! exactly once, in order, across a `kill -9` and a restart; the replay scrubber shows what
+//! `hooklog replay --until` prints; with a token, nothing but the login form until logged in;
+//! a session page shows the tokens and cost its imported transcripts give.
+//! Each test saves screenshots under the target directory's `screenshots/`.
+//!
+//! Skipped, with a message, where `chromium` or `chromedriver` is missing; under `CI=true`
+//! that is a failure.
+
+use crate::browser;
+use crate::common;
+
+use browser::{Browser, chromium};
+use common::{ServerProcess, fixture, free_port, open_read_only};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// One Chromium at a time: the machine has two cores, and a deadline of a second must
+/// measure the page, not a crowd of browsers.
+static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const DEADLINE: Duration = Duration::from_secs(20);
+const TOKEN: &str = "web-t0ken-4711";
+/// The recorded Claude Code session of `fixtures/claude-code-session.ndjson`.
+const RECORDED: &str = "5f1c7a2e-8d4b-4c39-9a61-2b7e0f3d9c10";
+/// The Claude Code session of `fixtures/hooks/claude-code-session.ndjson`.
+const HOOKED: &str = "8c2e4f1a-3b7d-4e9a-a5c6-1d2f3e4a5b6c";
+
+/// Posts to the server, with the token when one is given.
+async fn post(url: &str, path: &str, body: String, token: Option<&str>) -> Value {
+    let mut request = reqwest::Client::new()
+        .post(format!("{url}{path}"))
+        .header("content-type", "application/json")
+        .body(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.expect("posted");
+    let status = response.status();
+    let answer: Value = response.json().await.unwrap_or(Value::Null);
+    assert!(status.is_success(), "{path}: {status} {answer}");
+    answer
+}
+
+async fn get(url: &str, path: &str, token: Option<&str>) -> Value {
+    let mut request = reqwest::Client::new().get(format!("{url}{path}"));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.unwrap().json().await.unwrap()
+}
+
+/// Replays every fixture as its producer would post it: the recorded envelopes to
+/// `/events`, the hook recordings to `/event`, the normalized one to `/event/normalized`.
+async fn replay_fixtures(url: &str, token: Option<&str>) {
+    let recorded = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/claude-code-session.ndjson"
+    ))
+    .unwrap();
+    for line in recorded.lines().filter(|l| !l.trim().is_empty()) {
+        post(url, "/events", line.to_string(), token).await;
+    }
+    for name in ["claude-code-session", "codex-lifecycle", "openclaw-session"] {
+        for line in fixture(name) {
+            post(url, "/event", line.to_string(), token).await;
+        }
+    }
+    for line in fixture("normalized-session") {
+        post(url, "/event/normalized", line.to_string(), token).await;
+    }
+}
+
+/// The board's column for a session state (`GET /sessions`).
+fn column(state: &str) -> &'static str {
+    match state {
+        "awaiting_input" | "stuck" => "waiting",
+        "active" => "working",
+        "ended" => "ended",
+        _ => "idle",
+    }
+}
+
+/// Every card on the board as `[session, column]`, sorted.
+const CARDS: &str = "[...document.querySelectorAll('.card')]
+    .map(c => [c.dataset.session, c.closest('[data-group]').dataset.group]).sort()";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_board_groups_the_replayed_sessions_by_state_and_shows_a_new_event_within_a_second() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(&dir.path().join("hooklog.db"), "127.0.0.1:0");
+    let url = server.url.clone();
+    replay_fixtures(&url, None).await;
+    // One session working (a tool running) and one waiting for a person (stuck on a
+    // permission), besides the fixtures' idle and ended ones.
+    post(
+        &url,
+        "/event",
+        json!({"session_id": "working-1", "hook_event_name": "UserPromptSubmit",
+        "cwd": "/src/app", "prompt": "Make the flaky test pass"})
+        .to_string(),
+        None,
+    )
+    .await;
+    post(
+        &url,
+        "/event",
+        json!({"session_id": "working-1", "hook_event_name": "PreToolUse",
+        "cwd": "/src/app", "tool_name": "Bash", "tool_use_id": "t1",
+        "tool_input": {"command": "cargo test -p flaky"}})
+        .to_string(),
+        None,
+    )
+    .await;
+    post(
+        &url,
+        "/event/normalized",
+        json!({"type": "stuck", "sessionId": "waiting-1",
+        "cwd": "/src/web", "paneId": "%7", "transcriptPath": "/t/waiting-1.jsonl", "reason": "permission", "message": "[Bash] rm -rf build",
+        "timestamp": 1_764_500_000_000_i64})
+        .to_string(),
+        None,
+    )
+    .await;
+
+    let sessions = get(&url, "/sessions?limit=1000", None).await;
+    let mut expected: Vec<Value> = sessions["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| json!([s["id"], column(s["state"].as_str().unwrap())]))
+        .collect();
+    expected.sort_by_key(|pair| pair[0].as_str().unwrap().to_string());
+    assert_eq!(expected.len(), 7, "{sessions}");
+    for group in ["waiting", "working", "idle", "ended"] {
+        assert!(expected.iter().any(|p| p[1] == group), "no {group} session");
+    }
+
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{url}/")).await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "every session on the board",
+            &format!(
+                "document.querySelectorAll('.card').length === {}",
+                expected.len()
+            ),
+        )
+        .await;
+    assert_eq!(browser.eval(CARDS).await, Value::Array(expected));
+    browser
+        .wait_until(
+            DEADLINE,
+            "the stream to be live",
+            "document.getElementById('live').dataset.state === 'live'",
+        )
+        .await;
+    browser.screenshot("board").await;
+
+    // A hook event posted over HTTP: on the board within a second of its answer.
+    post(
+        &url,
+        "/event",
+        json!({"session_id": "curl-1", "hook_event_name": "UserPromptSubmit",
+        "cwd": "/src/new", "prompt": "hello"})
+        .to_string(),
+        None,
+    )
+    .await;
+    let (_, took) = browser
+        .wait_until(Duration::from_secs(1), "the new session's card", "document.querySelector('[data-session=\"curl-1\"]')?.closest('[data-group]').dataset.group === 'working'")
+        .await;
+    eprintln!("the new event showed on the board after {took:?}");
+
+    // The search finds a session by its prompt.
+    browser.type_into("input[name=q]", "flaky test").await;
+    browser
+        .wait_until(DEADLINE, "the search to keep one card", "document.querySelectorAll('.card').length === 1 && document.querySelector('.card').dataset.session === 'working-1'")
+        .await;
+    // And lists the events of the log that match (GET /search), the words marked, each a
+    // link to the event on its session's page.
+    browser
+        .wait_until(
+            DEADLINE,
+            "the log's matches under the search box",
+            "document.querySelectorAll('.hits li').length === 2 \
+             && [...document.querySelectorAll('.hits li')].every(li => li.querySelector('a').getAttribute('href').startsWith('/s/working-1#e')) \
+             && [...document.querySelectorAll('.hits mark')].some(m => m.textContent.toLowerCase() === 'flaky')",
+        )
+        .await;
+    browser.screenshot("board-search").await;
+    browser.close().await;
+}
+
+/// The session's events as the page holds them (`[sessionSequence, id]`) and as the file does.
+async fn timeline(browser: &Browser) -> Value {
+    browser.eval("window.hooklog.timeline()").await
+}
+
+fn stored(db: &Path, session: &str) -> Value {
+    let conn = open_read_only(db);
+    let mut statement = conn
+        .prepare("SELECT session_sequence, event_id FROM events WHERE session_id = ?1 ORDER BY session_sequence")
+        .unwrap();
+    let rows: Vec<Value> = statement
+        .query_map([session], |r| {
+            Ok(json!([r.get::<_, i64>(0)?, r.get::<_, String>(1)?]))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    Value::Array(rows)
+}
+
+async fn post_events(url: &str, session: &str, from: usize, n: usize) {
+    for i in from..from + n {
+        let event = json!({"id": format!("{session}-{i}"), "type": "Notification", "sessionId": session,
+            "source": "hook", "payload": {"message": format!("event {i}")}});
+        post(url, "/events", event.to_string(), None).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_timeline_holds_each_event_once_in_order_across_a_kill_and_a_restart() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    let bind = format!("127.0.0.1:{}", free_port());
+    let mut server = ServerProcess::start(&db, &bind);
+    let url = server.url.clone();
+    replay_fixtures(&url, None).await;
+
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{url}/s/{HOOKED}#e15")).await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "the session's 26 events",
+            "document.getElementById('timeline')?.dataset.count === '26'",
+        )
+        .await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "event 15 opened from the URL",
+            "document.getElementById('event-json')?.textContent.includes('PreToolUse')",
+        )
+        .await;
+    browser.screenshot("session").await;
+
+    // Live, then killed mid-stream, then 50 more while the page reconnects.
+    post_events(&url, HOOKED, 0, 10).await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "the live events",
+            "document.getElementById('timeline').dataset.count === '36'",
+        )
+        .await;
+    server.kill();
+    browser
+        .wait_until(
+            DEADLINE,
+            "the page to notice",
+            "document.getElementById('live').dataset.state === 'reconnecting'",
+        )
+        .await;
+    let server = ServerProcess::start(&db, &bind);
+    post_events(&server.url, HOOKED, 10, 50).await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "all 86 events",
+            "document.getElementById('timeline').dataset.count === '86'",
+        )
+        .await;
+    // Anything shown twice would have made the count pass 86 first; look a moment longer.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let shown = timeline(&browser).await;
+    assert_eq!(
+        shown,
+        stored(&db, HOOKED),
+        "the page's timeline is the log's"
+    );
+    assert_eq!(shown.as_array().unwrap().len(), 86);
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_replay_scrubber_at_event_n_shows_what_hooklog_replay_until_n_prints() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
+    replay_fixtures(&server.url, None).await;
+    let sequences: Vec<i64> = {
+        let conn = open_read_only(&db);
+        let mut s = conn
+            .prepare("SELECT sequence FROM events WHERE session_id = ?1 ORDER BY session_sequence")
+            .unwrap();
+        s.query_map([HOOKED], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(sequences.len(), 26);
+
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{}/s/{HOOKED}", server.url)).await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "the session's events",
+            "document.getElementById('timeline')?.dataset.count === '26'",
+        )
+        .await;
+    // The slider to the 11th event, then the → key to the 12th (a tool running then: the
+    // Edit that waits for its permission).
+    browser
+        .eval("(() => { const s = document.getElementById('replay-slider'); s.value = 10; s.dispatchEvent(new Event('input')); s.focus(); return true; })()")
+        .await;
+    let n = sequences[11];
+    browser.type_into("#replay-slider", "\u{E014}").await; // ArrowRight
+    let (shown, _) = browser
+        .wait_until(DEADLINE, "the projections after event N", &format!("document.getElementById('replay-lines').dataset.position === '{n}' && document.getElementById('replay-lines').textContent"))
+        .await;
+    let printed = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args([
+            "replay",
+            "--session",
+            HOOKED,
+            "--until",
+            &n.to_string(),
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .expect("hooklog replay runs");
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let printed = String::from_utf8(printed.stdout).unwrap();
+    assert_eq!(shown.as_str().unwrap(), printed.trim_end());
+    assert!(
+        printed.contains("status=running"),
+        "a tool was running then: {printed}"
+    );
+    let summary = browser
+        .eval("document.querySelector('.replay-summary').innerText")
+        .await;
+    assert!(summary.as_str().unwrap().contains("Edit"), "{summary}");
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_token_the_page_shows_only_the_login_form_until_logged_in() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start_with(&dir.path().join("hooklog.db"), "127.0.0.1:0", |c| {
+        c.args(["--token", TOKEN]);
+    });
+    replay_fixtures(&server.url, Some(TOKEN)).await;
+
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{}/s/{RECORDED}", server.url)).await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "the login form",
+            "document.getElementById('login') !== null",
+        )
+        .await;
+    // No data: the text on screen names no session, and no view was drawn.
+    let text = browser.eval("document.body.innerText").await;
+    for secret in [RECORDED, HOOKED, "checkout"] {
+        assert!(
+            !text.as_str().unwrap().contains(secret),
+            "the login page shows {secret}"
+        );
+    }
+    assert_eq!(
+        browser
+            .eval("document.querySelector('#timeline, .card, #main')")
+            .await,
+        Value::Null
+    );
+    // A wrong token: the form again, saying so.
+    browser.type_into("#token", "wrong").await;
+    browser.click("#login button").await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "the refusal",
+            "document.querySelector('.error')?.textContent.includes('not this hooklog')",
+        )
+        .await;
+    browser.type_into("#token", TOKEN).await;
+    browser.click("#login button").await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "the session's events after login",
+            "document.getElementById('timeline')?.dataset.count === '15'",
+        )
+        .await;
+    let at = browser.client.current_url().await.unwrap();
+    assert_eq!(
+        at.path(),
+        format!("/s/{RECORDED}"),
+        "back on the page that asked"
+    );
+    assert!(!at.as_str().contains(TOKEN), "the token is not in the URL");
+    assert_eq!(
+        browser.eval("document.cookie").await,
+        json!(""),
+        "the cookie is HttpOnly"
+    );
+    browser.goto(&format!("{}/", server.url)).await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "the board",
+            "document.querySelectorAll('.card').length === 5",
+        )
+        .await;
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_page_shows_the_tokens_and_cost_its_transcripts_give() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    let projects =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/transcripts/claude/projects");
+    let imported = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .arg("import")
+        .arg("--claude-projects")
+        .arg(&projects)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .expect("hooklog import runs");
+    assert!(imported.status.success(), "{imported:?}");
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
+    let browser = Browser::start(found).await;
+    let session = "7f3c2a10-5d1e-4b8a-9c2f-1a2b3c4d5e6f";
+    browser.goto(&format!("{}/s/{session}", server.url)).await;
+    // fixtures/transcripts/README.md: Sonnet and Haiku together, $0.044588.
+    let (facts, _) = browser
+        .wait_until(
+            DEADLINE,
+            "the session's cost",
+            "(t => t.includes('$0.0446') && t)(document.body.innerText)",
+        )
+        .await;
+    let facts = facts.as_str().unwrap();
+    assert!(
+        facts.contains("42 in, 1015 out, 5800 cache writes, 58500 cache reads (6 calls)"),
+        "{facts}"
+    );
+    browser.screenshot("session-usage").await;
+    browser.close().await;
+}
