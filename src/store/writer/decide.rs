@@ -1,0 +1,103 @@
+//! Deciding a coordination command inside the batch's transaction: it reads the projections
+//! (including this batch's session rows) and appends its outcome events through
+//! [`DecisionLog`], the writer as `coordination` sees it.
+
+use super::append::RequestError;
+use super::thread::WriterThread;
+use super::{AppendError, Appended, Decided};
+use crate::coordination;
+use crate::event::{NewEvent, StoredEvent, id::new_event_id, time};
+use rusqlite::Connection;
+
+impl WriterThread {
+    /// Runs one coordination command under a savepoint: it reads the projections, appends its
+    /// outcome events (each projected at once), and reads the result back. An `Err` here means
+    /// the whole batch must be abandoned; a failure of the command alone is an `Ok(Err)`.
+    pub(super) fn apply_decision(
+        &mut self,
+        command: &coordination::Command,
+        received_at: &str,
+        committed: &mut Vec<StoredEvent>,
+    ) -> rusqlite::Result<Result<Decided, AppendError>> {
+        // A command reads `sessions` through SQL: it must see this batch's changes. Written
+        // before the savepoint, so undoing the command does not undo them.
+        self.write_held_rows()?;
+        let head_before = self.open_request()?;
+        let rules = self.rules;
+        let mut log = DecisionLog {
+            now: time::parse(received_at).expect("the writer formats its own times"),
+            thread: self,
+            received_at,
+            stored: Vec::new(),
+            appended: Vec::new(),
+        };
+        let verdict = coordination::execute(&mut log, &rules, command);
+        let DecisionLog {
+            mut stored,
+            appended,
+            ..
+        } = log;
+        match verdict {
+            Ok(verdict) => {
+                self.keep_request()?;
+                committed.append(&mut stored);
+                Ok(Ok(Decided { verdict, appended }))
+            }
+            Err(e) => {
+                self.undo_request(head_before)?;
+                tracing::error!(error = %e, "a coordination command failed; nothing was stored");
+                Ok(Err(AppendError::Storage(e.to_string())))
+            }
+        }
+    }
+}
+
+/// The writer as a coordination command sees it: the open transaction, the batch's time, and
+/// appending events (with fresh UUIDv7 ids, so they can never be duplicates or conflicts).
+struct DecisionLog<'a> {
+    thread: &'a mut WriterThread,
+    received_at: &'a str,
+    now: chrono::DateTime<chrono::Utc>,
+    stored: Vec<StoredEvent>,
+    appended: Vec<Appended>,
+}
+
+impl coordination::Log for DecisionLog<'_> {
+    fn conn(&self) -> &Connection {
+        &self.thread.conn
+    }
+
+    fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.now
+    }
+
+    fn append(
+        &mut self,
+        event_type: &str,
+        payload: serde_json::Value,
+    ) -> rusqlite::Result<StoredEvent> {
+        let event = NewEvent {
+            event_id: new_event_id(),
+            generated_id: true,
+            session_id: None,
+            event_type: event_type.to_string(),
+            source: coordination::SOURCE.to_string(),
+            event_time: None,
+            received_at: None,
+            origin: None,
+            payload: payload.to_string(),
+        };
+        let index = self.appended.len();
+        match self
+            .thread
+            .append_event(index, &event, self.received_at, &mut self.stored)
+        {
+            Ok(appended) => self.appended.push(appended),
+            Err(RequestError::Sqlite(e)) => return Err(e),
+            Err(RequestError::Conflict { .. }) => {
+                unreachable!("a fresh UUIDv7 id is never already stored")
+            }
+        }
+        Ok(self.stored.last().cloned().expect("just stored"))
+    }
+}
