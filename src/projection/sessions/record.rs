@@ -1,104 +1,14 @@
-//! The `sessions` projection: every session id seen in the log, from any source, with what the
-//! events said about it (where it runs, its transcript, its model), its state, and its extent
-//! in the log. Every event of a session updates its row in one upsert.
+//! A session's row ([`Record`]): made by its first event, updated by each later one, loaded
+//! and stored in one upsert.
 
-use super::sql;
+use super::{Compaction, FactoryColumns, Facts};
 use crate::event::StoredEvent;
+use crate::projection::sql;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
-/// What one event says about its session. `None` leaves a field as it was.
-#[derive(Debug, Default)]
-pub struct Facts<'a> {
-    /// The cli this event names (or reveals); `cli_default` is used when a new row has none.
-    pub cli: Option<&'a str>,
-    pub cli_default: Option<&'a str>,
-    pub cwd: Option<&'a str>,
-    pub pane_id: Option<&'a str>,
-    pub tty: Option<&'a str>,
-    pub transcript_path: Option<&'a str>,
-    pub model: Option<&'a str>,
-    pub permission_mode: Option<&'a str>,
-    /// The state the event puts the session in; `None` keeps it (a new session starts `active`).
-    pub state: Option<&'a str>,
-    /// The state of a session this event opens, when `state` says none: a session first seen
-    /// in a transcript is one that ran before (`ended`) until a hook says otherwise.
-    pub state_if_new: Option<&'a str>,
-    /// `(reason, message)` when `state` is `stuck`.
-    pub stuck: Option<(&'a str, &'a str)>,
-    /// What a factory event changes (seed 003's lifecycle columns).
-    pub factory: Option<FactoryChange>,
-    /// The app a hook server's envelope named (`source_app`), kept once given.
-    pub source_app: Option<&'a str>,
-    /// A compaction this event begins (`PreCompact`) or ends (`PostCompact`).
-    pub compaction: Option<Compaction>,
-}
-
-/// A moment of a context compaction.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Compaction {
-    /// `PreCompact`: counted, since every compaction starts with one.
-    Began,
-    /// `PostCompact`: only its time is kept.
-    Ended,
-}
-
-/// A factory lifecycle moment and its time.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Lifecycle {
-    RunRequested(String),
-    Started(String),
-    Paused(String),
-    Resumed(String),
-    Completed(String),
-    RunResponded(String),
-}
-
-/// What a factory event changes on its session's row; `None` leaves a column.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FactoryChange {
-    pub time: Option<Lifecycle>,
-    pub status: Option<String>,
-    pub result: Option<String>,
-}
-
-/// The factory columns of a `sessions` row (NULL for every other kind of session).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FactoryColumns {
-    pub factory_status: Option<String>,
-    pub result_status: Option<String>,
-    pub run_requested_at: Option<String>,
-    pub started_at: Option<String>,
-    pub paused_at: Option<String>,
-    pub resumed_at: Option<String>,
-    pub completed_at: Option<String>,
-    pub run_responded_at: Option<String>,
-}
-
-impl FactoryColumns {
-    fn apply(&mut self, change: &FactoryChange) {
-        if let Some(time) = &change.time {
-            let (column, at) = match time {
-                Lifecycle::RunRequested(at) => (&mut self.run_requested_at, at),
-                Lifecycle::Started(at) => (&mut self.started_at, at),
-                Lifecycle::Paused(at) => (&mut self.paused_at, at),
-                Lifecycle::Resumed(at) => (&mut self.resumed_at, at),
-                Lifecycle::Completed(at) => (&mut self.completed_at, at),
-                Lifecycle::RunResponded(at) => (&mut self.run_responded_at, at),
-            };
-            *column = Some(at.clone());
-        }
-        if let Some(status) = &change.status {
-            self.factory_status = Some(status.clone());
-        }
-        if let Some(result) = &change.result {
-            self.result_status = Some(result.clone());
-        }
-    }
-}
-
 /// A `sessions` row, as events change it through [`Facts`] (and, with its hero, as the REST
-/// routes return it: [`Session`]).
+/// routes return it: [`Session`](super::Session)).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Record {
@@ -134,7 +44,8 @@ pub struct Record {
 }
 
 /// The columns of a [`Record`], of `sessions s`.
-const RECORD_COLUMNS: &str = "s.id, s.source, s.cli, s.cwd, s.pane_id, s.tty, s.transcript_path,
+pub(super) const RECORD_COLUMNS: &str =
+    "s.id, s.source, s.cli, s.cwd, s.pane_id, s.tty, s.transcript_path,
      s.model, s.permission_mode, s.state, s.stuck_reason, s.stuck_message, s.stuck_since,
      s.first_sequence, s.last_sequence, s.event_count, s.first_event_time, s.last_event_time,
      s.ended_at, s.factory_status, s.result_status, s.run_requested_at, s.started_at,
@@ -142,9 +53,9 @@ const RECORD_COLUMNS: &str = "s.id, s.source, s.cli, s.cwd, s.pane_id, s.tty, s.
      s.last_compact_at, s.origin";
 
 /// Columns read after [`RECORD_COLUMNS`] start here.
-const AFTER_RECORD: usize = 31;
+pub(super) const AFTER_RECORD: usize = 31;
 
-fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
+pub(super) fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
     Ok(Record {
         id: r.get(0)?,
         source: r.get(1)?,
@@ -375,66 +286,4 @@ pub fn apply(conn: &Connection, event: &StoredEvent, facts: &Facts) -> rusqlite:
         record.store(conn, known)?;
     }
     Ok(())
-}
-
-/// One row of `sessions`, as the REST routes return it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Session {
-    #[serde(flatten)]
-    pub record: Record,
-    /// The session's hero, when hook events made one.
-    pub hero_id: Option<String>,
-}
-
-fn row(r: &Row<'_>) -> rusqlite::Result<Session> {
-    Ok(Session {
-        record: record(r)?,
-        hero_id: r.get(AFTER_RECORD)?,
-    })
-}
-
-pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Session>> {
-    sql::prepare(
-        conn,
-        &format!(
-        "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
-         WHERE s.id = ?1"
-    ),
-    )?
-    .query_row([id], row)
-    .optional()
-}
-
-/// Which sessions [`list`] returns; `None` does not filter.
-#[derive(Debug, Default)]
-pub struct ListFilter<'a> {
-    pub state: Option<&'a str>,
-    pub source: Option<&'a str>,
-    pub source_app: Option<&'a str>,
-    pub origin: Option<&'a str>,
-}
-
-/// Sessions by most recent activity, filtered.
-pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Result<Vec<Session>> {
-    sql::prepare(
-        conn,
-        &format!(
-        "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
-         WHERE (?1 IS NULL OR s.state = ?1) AND (?2 IS NULL OR s.source = ?2)
-           AND (?3 IS NULL OR s.source_app = ?3) AND (?5 IS NULL OR s.origin = ?5)
-         ORDER BY s.last_sequence DESC LIMIT ?4"
-    ),
-    )?
-    .query_map(
-        params![
-            filter.state,
-            filter.source,
-            filter.source_app,
-            limit,
-            filter.origin
-        ],
-        row,
-    )?
-    .collect()
 }

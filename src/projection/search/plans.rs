@@ -1,0 +1,242 @@
+//! The statements a search runs (newest first from the index, newest first from a small
+//! session's own events, or by rank), their shared filters and bounds, and how a row becomes a
+//! [`Hit`] with its snippet in [`Part`]s.
+
+use super::{Cursor, Hit, Page, Part, Query, SESSION_PROBES};
+use crate::projection::sql;
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// What marks a matched term in the snippets FTS5 makes (control characters, which
+/// [`text_of`](super::text_of) never stores).
+const OPEN: char = '\u{1}';
+const CLOSE: char = '\u{2}';
+
+/// What a hit shows of its event, after its sequence and rank: selected with the match
+/// itself when the plan walks in the page's order (no sort, so only the page's rows are
+/// read and their snippets made).
+const HIT_COLUMNS: &str = "e.event_id, e.session_id, e.session_sequence, e.type, e.source,
+    e.origin, e.event_time, snippet(search, 0, char(1), char(2), '…', 16)";
+
+/// A hit from a row of `sequence, rank,` [`HIT_COLUMNS`].
+fn hit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
+    Ok(Hit {
+        sequence: r.get(0)?,
+        rank: r.get(1)?,
+        id: r.get(2)?,
+        session_id: r.get(3)?,
+        session_sequence: r.get(4)?,
+        event_type: r.get(5)?,
+        source: r.get(6)?,
+        origin: r.get(7)?,
+        event_time: r.get(8)?,
+        snippet: parts(&r.get::<_, String>(9)?),
+    })
+}
+
+/// The filters on the event's own columns, as SQL on `events e` (parameters 2 to 7).
+fn filters(query: &Query) -> String {
+    [
+        (query.session.is_some(), " AND e.session_id = ?2"),
+        (query.event_type.is_some(), " AND e.type = ?3"),
+        (query.source.is_some(), " AND e.source = ?4"),
+        (query.since.is_some(), " AND e.event_time >= ?5"),
+        (query.until.is_some(), " AND e.event_time < ?6"),
+        (query.origin.is_some(), " AND e.origin = ?7"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, clause)| *clause)
+    .collect()
+}
+
+fn filtered(query: &Query) -> bool {
+    query.session.is_some()
+        || query.event_type.is_some()
+        || query.source.is_some()
+        || query.since.is_some()
+        || query.until.is_some()
+        || query.origin.is_some()
+}
+
+/// What a plan binds besides the query's parameters: a rank cursor (`?8`), an upper bound of
+/// sequences (`?9`, exclusive) and the rows wanted (`?10`).
+#[derive(Default)]
+struct Bounds {
+    rank: Option<f64>,
+    below: Option<i64>,
+    rows: i64,
+}
+
+/// Runs one of the statements below, each row read by `row`: parameters 1 to 7 are the
+/// query's, 8 to 10 the plan's. Every one is bound, named in the statement or not, so one
+/// statement text takes every value.
+fn run<T>(
+    conn: &Connection,
+    sql: &str,
+    query: &Query,
+    bounds: Bounds,
+    row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> rusqlite::Result<Vec<T>> {
+    sql::prepare(conn, sql)?
+        .query_map(
+            params![
+                query.expression,
+                query.session,
+                query.event_type,
+                query.source,
+                query.since,
+                query.until,
+                query.origin,
+                bounds.rank,
+                bounds.below,
+                bounds.rows,
+            ],
+            row,
+        )?
+        .collect()
+}
+
+/// A page from `rows` (up to one more than the page): the page, and a cursor after its last
+/// hit when there was one more.
+fn paged(mut hits: Vec<Hit>, limit: usize) -> Page {
+    if hits.len() <= limit {
+        return Page { hits, next: None };
+    }
+    hits.truncate(limit);
+    let next = hits.last().map(|last| match last.rank {
+        Some(rank) => Cursor::After(rank, last.sequence),
+        None => Cursor::Before(last.sequence),
+    });
+    Page { hits, next }
+}
+
+/// Newest first from the index, from the cursor (or the head) down, until the page is full.
+pub(super) fn newest(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
+    let limit = query.limit as usize;
+    let sql = format!(
+        "SELECT search.rowid, NULL, {HIT_COLUMNS}
+         FROM search JOIN events e ON e.sequence = search.rowid
+         WHERE search MATCH ?1{} AND search.rowid < ?9
+         ORDER BY search.rowid DESC LIMIT ?10",
+        filters(query)
+    );
+    let below = match query.cursor {
+        Some(Cursor::Before(sequence)) => sequence,
+        _ => i64::MAX,
+    };
+    let bounds = Bounds {
+        below: Some(below),
+        rows: limit as i64 + 1,
+        ..Bounds::default()
+    };
+    Ok(paged(run(conn, &sql, query, bounds, hit_row)?, limit))
+}
+
+/// Whether the query is for a session with at most [`SESSION_PROBES`] events.
+pub(super) fn small_session(conn: &Connection, query: &Query) -> rusqlite::Result<bool> {
+    let Some(session) = &query.session else {
+        return Ok(false);
+    };
+    let events: Option<i64> = sql::prepare(conn, "SELECT event_count FROM sessions WHERE id = ?1")?
+        .query_row([session], |r| r.get(0))
+        .optional()?;
+    Ok(events.is_some_and(|n| n <= SESSION_PROBES))
+}
+
+/// Newest first from a session's own events, each looked up in the index.
+pub(super) fn in_session(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
+    let limit = query.limit as usize;
+    let mut sql = format!(
+        "SELECT e.sequence, NULL, {HIT_COLUMNS}
+         FROM events e CROSS JOIN search ON search.rowid = e.sequence
+         WHERE search MATCH ?1{}",
+        filters(query)
+    );
+    let below = match query.cursor {
+        Some(Cursor::Before(sequence)) => {
+            sql.push_str(" AND e.sequence < ?9");
+            Some(sequence)
+        }
+        _ => None,
+    };
+    sql.push_str(" ORDER BY e.session_id DESC, e.session_sequence DESC LIMIT ?10");
+    let bounds = Bounds {
+        below,
+        rows: limit as i64 + 1,
+        ..Bounds::default()
+    };
+    Ok(paged(run(conn, &sql, query, bounds, hit_row)?, limit))
+}
+
+/// Best match first: every match scored (bm25), then newest first among equals.
+/// The page is sorted after every match is scored, so its events and snippets are read after,
+/// for the page's hits alone.
+pub(super) fn ranked(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
+    let limit = query.limit as usize;
+    let mut sql = String::from("SELECT search.rowid, search.rank FROM search");
+    if filtered(query) {
+        sql.push_str(" JOIN events e ON e.sequence = search.rowid");
+    }
+    sql.push_str(" WHERE search MATCH ?1");
+    sql.push_str(&filters(query));
+    let (rank, below) = match query.cursor {
+        Some(Cursor::After(rank, sequence)) => {
+            sql.push_str(" AND (search.rank > ?8 OR (search.rank = ?8 AND search.rowid < ?9))");
+            (Some(rank), Some(sequence))
+        }
+        _ => (None, None),
+    };
+    sql.push_str(" ORDER BY search.rank, search.rowid DESC LIMIT ?10");
+    let bounds = Bounds {
+        rank,
+        below,
+        rows: limit as i64 + 1,
+    };
+    let found = run(conn, &sql, query, bounds, |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+    })?;
+    let mut hits = Vec::with_capacity(found.len());
+    for (sequence, rank) in found {
+        if let Some(hit) = hit(conn, &query.expression, sequence, rank)? {
+            hits.push(hit);
+        }
+    }
+    Ok(paged(hits, limit))
+}
+
+/// The event at `sequence`, ranked `rank`, with its snippet for `expression`.
+fn hit(
+    conn: &Connection,
+    expression: &str,
+    sequence: i64,
+    rank: f64,
+) -> rusqlite::Result<Option<Hit>> {
+    sql::prepare(
+        conn,
+        &format!(
+            "SELECT search.rowid, ?3, {HIT_COLUMNS}
+             FROM search JOIN events e ON e.sequence = search.rowid
+             WHERE search MATCH ?1 AND search.rowid = ?2"
+        ),
+    )?
+    .query_row(params![expression, sequence, rank], hit_row)
+    .optional()
+}
+
+/// A snippet with FTS5's marks, as pieces.
+pub(super) fn parts(snippet: &str) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let mut matched = false;
+    for piece in snippet.split([OPEN, CLOSE]) {
+        if !piece.is_empty() {
+            parts.push(Part {
+                text: piece.to_string(),
+                matched,
+            });
+        }
+        matched = !matched;
+    }
+    // `split` alternates only when marks alternate, which FTS5's do; a text that begins with
+    // a match begins with an empty piece, skipped above but still flipping `matched`.
+    parts
+}

@@ -1,0 +1,54 @@
+//! [`Changes`]: the agent rows a replay changed, taken out of memory, and how they are written.
+
+use super::Result;
+use super::live::SAVE_EFFECTS;
+use crate::projection::changes::{self, ChangeRow};
+use crate::projection::heroes::{self, Hero};
+use crate::projection::missions::{self, Mission};
+use crate::projection::sessions::Record;
+use crate::projection::sql;
+use crate::projection::tool_uses::{self, ToolUse};
+use rusqlite::{Connection, params};
+
+/// Agent rows a replay changed, taken out of memory to be written
+/// ([`Cached::take_changes`](super::Cached::take_changes)).
+#[derive(Default)]
+pub struct Changes {
+    /// Each with whether SQL has a row for its session.
+    pub(super) sessions: Vec<(Record, bool)>,
+    pub(super) heroes: Vec<Hero>,
+    pub(super) missions: Vec<Mission>,
+    pub(super) tools: Vec<ToolUse>,
+    /// `hook_effects` rows: an event's sequence and the mission it answered with.
+    pub(super) effects: Vec<(i64, String)>,
+    pub(super) changes: Vec<ChangeRow>,
+}
+
+impl Changes {
+    /// Writes every row.
+    pub fn write(&self, conn: &Connection) -> Result<()> {
+        for (record, stored) in &self.sessions {
+            record.store(conn, *stored)?;
+        }
+        let mut save = heroes::saving(conn)?;
+        for hero in &self.heroes {
+            heroes::save_with(&mut save, hero)?;
+        }
+        let mut save = missions::saving(conn)?;
+        for mission in &self.missions {
+            missions::save_with(&mut save, mission)?;
+        }
+        let mut save = tool_uses::saving(conn)?;
+        for tool in &self.tools {
+            tool_uses::save_with(&mut save, tool)?;
+        }
+        let mut save = sql::prepare(conn, SAVE_EFFECTS)?;
+        for (sequence, mission) in &self.effects {
+            save.execute(params![sequence, mission])?;
+        }
+        for row in &self.changes {
+            changes::save(conn, row)?;
+        }
+        Ok(())
+    }
+}

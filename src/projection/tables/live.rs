@@ -1,0 +1,133 @@
+//! [`Live`]: the [`Tables`] as the SQL tables themselves, read and written at once (the
+//! writer's), optionally with its session rows and call index held in memory.
+
+use super::{Calls, Result, SessionRows, Tables};
+use crate::event::StoredEvent;
+use crate::projection::Effects;
+use crate::projection::alerts;
+use crate::projection::changes::{self, ChangeRow};
+use crate::projection::heroes::{self, Hero};
+use crate::projection::missions::{self, Mission};
+use crate::projection::sessions::{self, Facts, Record};
+use crate::projection::sql;
+use crate::projection::tool_uses::{self, ToolUse};
+use rusqlite::{Connection, params};
+use serde_json::Value;
+use std::cell::RefCell;
+
+/// The SQL tables themselves; with [`Live::holding`], all but the session rows, and with the
+/// sessions' calls held in memory.
+pub struct Live<'c> {
+    conn: &'c Connection,
+    sessions: Option<&'c RefCell<SessionRows>>,
+    calls: Option<&'c RefCell<Calls>>,
+}
+
+impl<'c> Live<'c> {
+    pub fn new(conn: &'c Connection) -> Live<'c> {
+        Live {
+            conn,
+            sessions: None,
+            calls: None,
+        }
+    }
+
+    /// The SQL tables, but the session rows are changed in `sessions` (the writer's), which
+    /// the caller writes with [`SessionRows::flush`] before anything reads `sessions` through
+    /// SQL; and calls are found through `calls` (the writer's).
+    pub fn holding(
+        conn: &'c Connection,
+        sessions: &'c RefCell<SessionRows>,
+        calls: &'c RefCell<Calls>,
+    ) -> Live<'c> {
+        Live {
+            conn,
+            sessions: Some(sessions),
+            calls: Some(calls),
+        }
+    }
+}
+
+impl Tables for Live<'_> {
+    fn raise(&self, kind: &str, event: &StoredEvent, message: &str, details: &Value) -> Result<()> {
+        alerts::raise(self.conn, kind, event, message, details)
+    }
+
+    fn session(&self, event: &StoredEvent, facts: &Facts) -> Result<()> {
+        match self.sessions {
+            Some(rows) => rows
+                .borrow_mut()
+                .apply(|id| Record::load(self.conn, id), event, facts),
+            None => sessions::apply(self.conn, event, facts),
+        }
+    }
+
+    fn hero(&self, session: &str) -> Result<Option<Hero>> {
+        heroes::by_session(self.conn, session)
+    }
+
+    fn save_hero(&self, hero: Hero) -> Result<()> {
+        heroes::save(self.conn, &hero)
+    }
+
+    fn mission(&self, session: &str, id: &str) -> Result<Option<Mission>> {
+        Ok(missions::get(self.conn, id)?.filter(|m| m.session_id == session))
+    }
+
+    fn save_mission(&self, mission: Mission) -> Result<()> {
+        missions::save(self.conn, &mission)
+    }
+
+    fn active_subagent(&self, session: &str, subagent: &str) -> Result<Option<Mission>> {
+        missions::active_subagent(self.conn, session, subagent)
+    }
+
+    fn active_children(&self, session: &str, parent: &str) -> Result<Vec<Mission>> {
+        missions::active_children(self.conn, session, parent)
+    }
+
+    fn tool_by_call(&self, session: &str, call: &str) -> Result<Option<ToolUse>> {
+        let Some(calls) = self.calls else {
+            return tool_uses::by_call(self.conn, session, call);
+        };
+        match calls.borrow_mut().find(self.conn, session, call)? {
+            Some(id) => tool_uses::get(self.conn, &id),
+            None => Ok(None),
+        }
+    }
+
+    fn running_spawner(&self, session: &str) -> Result<Option<ToolUse>> {
+        tool_uses::running_spawner(self.conn, session)
+    }
+
+    fn running_tools(&self, session: &str) -> Result<Vec<ToolUse>> {
+        tool_uses::running_of(self.conn, session)
+    }
+
+    fn save_tool(&self, tool: ToolUse) -> Result<()> {
+        tool_uses::save(self.conn, &tool)?;
+        if let Some(calls) = self.calls {
+            calls.borrow_mut().saved(&tool);
+        }
+        Ok(())
+    }
+
+    fn effects(&self, sequence: i64, effects: &Effects) -> Result<()> {
+        match &effects.mission_id {
+            Some(mission) => save_effects(self.conn, sequence, mission),
+            None => Ok(()),
+        }
+    }
+
+    fn changes(&self, row: ChangeRow) -> Result<()> {
+        changes::save(self.conn, &row)
+    }
+}
+
+pub(super) const SAVE_EFFECTS: &str =
+    "INSERT OR REPLACE INTO hook_effects (sequence, mission_id) VALUES (?1, ?2)";
+
+fn save_effects(conn: &Connection, sequence: i64, mission: &str) -> Result<()> {
+    sql::prepare(conn, SAVE_EFFECTS)?.execute(params![sequence, mission])?;
+    Ok(())
+}
