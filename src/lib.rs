@@ -8,10 +8,12 @@
 //!
 //! Layout: [`event`] (the envelope), [`ingest`] (wire contracts, pure), [`store`] (SQLite:
 //! open, migrate, the writer, reads), [`projection`] (derived tables), [`stream`] (the hub),
-//! [`http`] (routes), [`cli`] (subcommands), [`web`] (the embedded web view's files),
+//! [`http`] (routes), [`cli`] (subcommands), [`bench`] (the load generators of `hooklog bench`,
+//! beside the service), [`web`] (the embedded web view's files),
 //! [`jetstream`] (publishing to and consuming from NATS JetStream, for many machines). [`App`]
 //! ties them together for `main` and tests.
 
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod coordination;

@@ -1,7 +1,6 @@
 //! The command line: one file per subcommand, each an `Args` struct with `run()`.
 
 pub mod backup;
-pub mod bench;
 pub mod export;
 pub mod hook;
 pub mod hooks;
@@ -60,7 +59,7 @@ pub enum Command {
     Hooks(hooks::HooksCommand),
     /// Load generators that measure hooklog.
     #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(crate::bench::BenchCommand),
 }
 
 impl Cli {

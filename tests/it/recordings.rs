@@ -314,7 +314,7 @@ async fn a_large_mixed_log_rebuilds_to_exactly_the_live_projections() {
     let mut total = 0usize;
     let mut batch = Vec::new();
     for i in 0..98_000usize {
-        let event = hooklog::cli::bench::rebuild::mixed_event(i);
+        let event = hooklog::bench::rebuild::mixed_event(i);
         batch.push(event);
         if batch.len() == 2000 {
             let events = std::mem::take(&mut batch);

@@ -184,7 +184,7 @@ async fn rebuild_after_pruning_starts_from_the_snapshot_and_equals_the_live_tabl
     // Requests of PRUNE_MIN_STEP events: each one's batch is followed by a prune step.
     for chunk in 0..12 {
         let events: Vec<Value> = (chunk * 1000..(chunk + 1) * 1000)
-            .map(hooklog::cli::bench::rebuild::mixed_event)
+            .map(hooklog::bench::rebuild::mixed_event)
             .collect();
         let (status, body) = app.post_json(&Value::Array(events)).await;
         assert_eq!(status, StatusCode::OK, "{body}");
@@ -393,9 +393,7 @@ async fn pruning_everything_leaves_the_live_tables_and_twins_them() {
     app.post_fixture("/event", "claude-code-session").await;
     app.post_fixture("/event/normalized", "normalized-session")
         .await;
-    let events: Vec<Value> = (0..800)
-        .map(hooklog::cli::bench::rebuild::mixed_event)
-        .collect();
+    let events: Vec<Value> = (0..800).map(hooklog::bench::rebuild::mixed_event).collect();
     let (status, body) = app.post_json(&Value::Array(events)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     // An account's event (`accounts`): its first owner below opens a gap from it.

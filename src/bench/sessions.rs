@@ -12,8 +12,8 @@
 
 use std::sync::LazyLock;
 
-const CLAUDE: &str = include_str!("../../../fixtures/hooks/claude-code-session.ndjson");
-const CODEX: &str = include_str!("../../../fixtures/hooks/codex-lifecycle.ndjson");
+const CLAUDE: &str = include_str!("../../fixtures/hooks/claude-code-session.ndjson");
+const CODEX: &str = include_str!("../../fixtures/hooks/codex-lifecycle.ndjson");
 
 /// One fixture as templates: the hook bodies, with the ids a fresh session replaces.
 struct Template {
