@@ -60,7 +60,7 @@ pub struct Config {
     /// On shutdown, how long open connections get to finish before they are closed anyway.
     pub drain_timeout: Duration,
     /// Which old events the writer prunes (none by default).
-    pub retention: crate::store::retention::Retention,
+    pub retention: Retention,
     /// How long response events (seed 003's ephemeral stream) are kept: their own policy.
     pub response_retention: crate::response::Retention,
     /// The writer's clock (the system clock; tests advance it).
@@ -73,9 +73,9 @@ pub struct Config {
     /// (`serve --origin`; the host name by default).
     pub origin: String,
     /// Where committed events are published (`serve --publish`); `None`: nowhere.
-    pub publish: Option<crate::jetstream::Target>,
+    pub publish: Option<Target>,
     /// Where events are consumed from and appended here (`serve --subscribe`); `None`: nowhere.
-    pub subscribe: Option<crate::jetstream::Subscription>,
+    pub subscribe: Option<Subscription>,
     /// Whether the writer indexes each event for search (`projection::search`). Always on,
     /// but for `bench search`, which measures ingest without it (`serve --no-search-index`,
     /// hidden: a log written without it has an incomplete index until `hooklog rebuild`).
@@ -83,9 +83,22 @@ pub struct Config {
     /// Model prices that usage is costed with (`serve --prices FILE` adds to the embedded
     /// table, `projection::prices`).
     pub prices: std::sync::Arc<crate::projection::prices::Prices>,
-    /// Whether the transcripts hooks name are followed (`crate::follow`), and what of their
+    /// Whether the transcripts hooks name are followed (`follow`), and what of their
     /// records is kept; `None`: not followed (`serve --no-transcripts`).
     pub follow_transcripts: Option<crate::ingest::transcript::Keep>,
+}
+
+/// Which old events the writer prunes (`store::retention`); none by default.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Retention {
+    pub max_events: Option<u64>,
+    pub max_age: Option<Duration>,
+}
+
+impl Retention {
+    pub fn is_set(&self) -> bool {
+        self.max_events.is_some() || self.max_age.is_some()
+    }
 }
 
 /// The bearer token, host check, CORS origins and limits. Defaults: no token, loopback host
@@ -127,27 +140,24 @@ pub struct Connections {
 
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
+/// Payload bytes one read of history takes before it stops, on the routes that send history
+/// to clients (streams, export, replay, pages of `/events`): what a client that reads slowly
+/// makes hooklog hold is counted in bytes, not in events of any size.
+pub const PAGE_BYTES: usize = 1024 * 1024;
+
 impl Default for Connections {
     fn default() -> Connections {
         Connections {
             header_timeout: Duration::from_secs(30),
             stall_timeout: Duration::from_secs(30),
             max_connections: DEFAULT_MAX_CONNECTIONS,
-            page_bytes: crate::stream::scope::PAGE_BYTES,
+            page_bytes: PAGE_BYTES,
             history_budget: 256 * 1024 * 1024,
         }
     }
 }
 
 impl Connections {
-    pub fn limits(&self) -> crate::http::server::Limits {
-        crate::http::server::Limits {
-            header_timeout: self.header_timeout,
-            stall_timeout: self.stall_timeout,
-            max_connections: self.max_connections,
-        }
-    }
-
     /// The history budget in KiB (the permits of `AppState::history_bytes`), never less than
     /// one page, so a page can always be read.
     pub fn history_budget_kib(&self) -> usize {
@@ -239,6 +249,25 @@ pub fn host_name() -> String {
         Ok(name) if rc == 0 && !name.is_empty() => name.to_string(),
         _ => "localhost".to_string(),
     }
+}
+
+/// A JetStream stream on a NATS server (`serve --publish`, `--subscribe`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// `nats://host:port` (several, comma-separated, for a cluster).
+    pub url: String,
+    /// The stream's name (`--publish-stream`), created if missing.
+    pub stream: String,
+    /// Copies of the stream a cluster keeps, when this hooklog creates it (1, 3 or 5).
+    pub replicas: usize,
+}
+
+/// Where an aggregator reads from: a stream and its durable consumer's name. Each aggregator
+/// has a consumer of its own (two behind one name each hold every event).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Subscription {
+    pub target: Target,
+    pub durable: String,
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ impl App {
     pub async fn build(config: Config) -> Result<App, StoreError> {
         let hub = Hub::new(config.hub_capacity, config.hub_bytes);
         let store = {
-            let config = config.clone();
+            let (config, hub) = (config.clone(), hub.clone());
             tokio::task::spawn_blocking(move || Store::open(&config, hub))
                 .await
                 .expect("opening the store panicked")?
@@ -63,6 +63,7 @@ impl App {
         Ok(App {
             state: http::AppState::new(http::Shared {
                 store: Arc::new(store),
+                hub,
                 config: Arc::new(config),
                 started: Instant::now(),
                 shutdown: stopping,
@@ -88,14 +89,16 @@ impl App {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let store = self.state.store.clone();
-        let replicating = jetstream::start(&store, &self.state.config, &self.state.replication);
+        let hub = &self.state.hub;
+        let replicating =
+            jetstream::start(&store, hub, &self.state.config, &self.state.replication);
         let following = self
             .state
             .config
             .follow_transcripts
-            .map(|keep| follow::start(&store, keep));
+            .map(|keep| follow::start(&store, hub, keep));
         let drain_timeout = self.state.config.drain_timeout;
-        let limits = self.state.config.connections.limits();
+        let limits = http::server::Limits::from(&self.state.config.connections);
         let counters = self.state.connections.clone();
         let router = http::router(self.state, listener.local_addr()?);
         let stopping = self.shutdown;

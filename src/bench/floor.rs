@@ -29,7 +29,8 @@ impl NullServerArgs {
     /// default worker count of `hooklog serve` (it does not read `--workers` or
     /// `HOOKLOG_WORKERS`).
     pub fn run(self) -> anyhow::Result<()> {
-        let runtime = crate::cli::serve::http_runtime(crate::config::default_http_workers())?;
+        let runtime = crate::http::server::runtime(crate::config::default_http_workers())
+            .context("starting the async runtime")?;
         runtime.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             println!("null server listening on http://{}", listener.local_addr()?);

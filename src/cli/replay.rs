@@ -10,7 +10,7 @@
 
 use crate::event::{NewEvent, time};
 use crate::ingest::{canonical, factory, hook, normalized, recording};
-use crate::projection::scratch::{self, Scratch};
+use crate::store::scratch::{self, Scratch};
 use anyhow::{Context, bail};
 use clap::Args;
 use rusqlite::{Connection, OpenFlags};

@@ -150,7 +150,7 @@ impl ServeArgs {
             body_timeout: self.body_idle_timeout,
             body_deadline: self.body_deadline,
             connections,
-            retention: crate::store::retention::Retention {
+            retention: crate::config::Retention {
                 max_events: self.retain_max_events,
                 max_age: self.retain_max_age,
             },
@@ -168,7 +168,8 @@ impl ServeArgs {
         if workers == 0 {
             bail!("--workers (HOOKLOG_WORKERS) must be at least 1");
         }
-        let runtime = http_runtime(workers)?;
+        let runtime =
+            crate::http::server::runtime(workers).context("starting the async runtime")?;
         runtime.block_on(async move {
             let app = App::build(config)
                 .await
@@ -304,15 +305,6 @@ fn raise_open_file_limit() -> Option<u64> {
         "open-file limit"
     );
     Some(limit.rlim_cur)
-}
-
-/// The async runtime that answers HTTP, on `workers` threads (`--workers`).
-pub fn http_runtime(workers: usize) -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")
 }
 
 fn init_tracing() {

@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 /// The source of every event a command appends.
-pub const SOURCE: &str = "coordination";
+pub const SOURCE: &str = crate::event::Source::Coordination.as_str();
 
 /// Settings the decisions depend on.
 #[derive(Debug, Clone, Copy)]

@@ -3,7 +3,11 @@
 
 pub mod catalogue;
 pub mod id;
+pub mod row;
+pub mod source;
 pub mod time;
+
+pub use source::Source;
 
 use serde_json::value::RawValue;
 
@@ -11,7 +15,7 @@ use serde_json::value::RawValue;
 pub const SCHEMA_VERSION: &str = "hooklog.event.v1";
 /// Factory events (source `factory`) are shown in seed 003's envelope, with this version.
 pub const FACTORY_SCHEMA_VERSION: &str = "agent-factory.event.v1";
-const FACTORY_SOURCE: &str = "factory";
+const FACTORY_SOURCE: &str = Source::Factory.as_str();
 
 /// An event on its way into the log. Everything here came from the producer, already validated
 /// at the edge; the writer adds only the positions and, when absent, the times.

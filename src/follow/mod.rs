@@ -19,6 +19,7 @@ use crate::ingest::transcript::{self, Keep, Record};
 use crate::projection::transcript_files;
 use crate::projection::view::View;
 use crate::store::{AppendError, Store};
+use crate::stream::Hub;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,9 +39,9 @@ struct Target {
 }
 
 /// Starts following on the store's hub, keeping what `keep` says of each record.
-pub fn start(store: &Arc<Store>, keep: Keep) -> tokio::task::JoinHandle<()> {
+pub fn start(store: &Arc<Store>, hub: &Hub, keep: Keep) -> tokio::task::JoinHandle<()> {
     let store = store.clone();
-    let mut hub = store.hub.subscribe();
+    let mut hub = hub.subscribe();
     tokio::spawn(async move {
         loop {
             let published = match hub.recv().await {

@@ -120,7 +120,7 @@ fn open(state: AppState, resolution: Resolution) -> Result<Response, ApiError> {
     };
     let slot = streams::stream_slot(&state)?;
     let mut shutdown = state.shutdown.clone();
-    let pages = follow(state.store.clone(), state.store.hub.clone(), after);
+    let pages = follow(state.store.clone(), state.hub.clone(), after);
     let keepalive = state.config.keepalive;
     let body = async_stream::stream! {
         yield Ok::<Bytes, StoreError>(Bytes::from(format!("retry: {}\n\n", streams::RETRY.as_millis())));

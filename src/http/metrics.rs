@@ -69,7 +69,7 @@ pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError
     let writer = state.store.writer.stats();
     let collectors = [
         writer.metrics.collectors(),
-        state.store.hub.metrics.collectors(),
+        state.hub.metrics.collectors(),
         vec![Box::new(state.metrics.refusals.clone()) as Box<dyn Collector>],
         read_now(&state, alerts),
         replication(&state),

@@ -61,6 +61,8 @@ pub struct AppState(Arc<Shared>);
 
 pub struct Shared {
     pub store: Arc<Store>,
+    /// Where the writer publishes committed events, for live streams.
+    pub hub: crate::stream::Hub,
     pub config: Arc<Config>,
     pub started: Instant,
     /// Turns true when the server starts shutting down; open streams end on it.

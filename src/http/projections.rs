@@ -1,13 +1,13 @@
 //! `GET /sessions/{id}/projections?until=N`: the projections as they stood after event `N` of
 //! a session (its sequence in the log), replayed from the session's events on a scratch
 //! database. It is `hooklog replay --session ID --until N` over HTTP, through the same code
-//! ([`crate::projection::scratch`]), and it is what the web view's replay scrubber shows.
+//! ([`crate::store::scratch`]), and it is what the web view's replay scrubber shows.
 
 use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
 use super::openapi::schemas;
-use crate::projection::scratch::{self, Until};
+use crate::store::scratch::{self, Until};
 use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;

@@ -42,6 +42,24 @@ pub struct Limits {
     pub max_connections: usize,
 }
 
+/// The async runtime that answers HTTP, on `workers` threads (`serve --workers`).
+pub fn runtime(workers: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .enable_all()
+        .build()
+}
+
+impl From<&crate::config::Connections> for Limits {
+    fn from(c: &crate::config::Connections) -> Limits {
+        Limits {
+            header_timeout: c.header_timeout,
+            stall_timeout: c.stall_timeout,
+            max_connections: c.max_connections,
+        }
+    }
+}
+
 /// What happened to connections, for `/stats`.
 #[derive(Debug, Default)]
 pub struct Counters {

@@ -194,7 +194,7 @@ pub fn open(
         permits: state.history_bytes.clone(),
         page_bytes: state.config.connections.page_bytes,
     };
-    let (store, hub) = (state.store.clone(), state.store.hub.clone());
+    let (store, hub) = (state.store.clone(), state.hub.clone());
     let batches: std::pin::Pin<Box<dyn futures_util::Stream<Item = _> + Send>> = match style.order {
         Order::Log => Box::pin(follow(store, hub, kind, after, history)),
         Order::Ticks => Box::pin(follow_ticks(store, hub, kind, after, history)),

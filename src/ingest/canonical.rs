@@ -10,7 +10,7 @@ use crate::event::{NewEvent, SCHEMA_VERSION, id::new_event_id, time};
 use serde_json::{Map, Value};
 
 /// The source recorded for events posted here without one.
-pub const DEFAULT_SOURCE: &str = "api";
+pub const DEFAULT_SOURCE: &str = crate::event::Source::Api.as_str();
 
 pub const MAX_ID_CHARS: usize = 128;
 pub const MAX_TYPE_CHARS: usize = 128;

@@ -17,7 +17,7 @@ use crate::event::{NewEvent, catalogue::FACTORY_EVENTS, time};
 use serde_json::{Map, Value, json};
 
 /// The source recorded for factory events.
-pub const SOURCE: &str = "factory";
+pub const SOURCE: &str = crate::event::Source::Factory.as_str();
 pub const SCHEMA_VERSION: &str = "agent-factory.event.v1";
 
 const ENVELOPE_FIELDS: &[&str] = &["schemaVersion", "id", "type", "context", "payload"];

@@ -12,7 +12,7 @@ use crate::event::NewEvent;
 use serde_json::{Map, Value, json};
 
 /// The source recorded for events that came through `/event`.
-pub const SOURCE: &str = "hook";
+pub const SOURCE: &str = crate::event::Source::Hook.as_str();
 
 /// The type stored for a body with no dispatch key at all.
 pub const UNRECOGNIZED: &str = "unrecognized";

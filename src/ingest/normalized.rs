@@ -7,7 +7,7 @@ use crate::event::{NewEvent, time};
 use serde_json::{Map, Value};
 
 /// The source recorded for events that came through `/event/normalized`.
-pub const SOURCE: &str = "normalized";
+pub const SOURCE: &str = crate::event::Source::Normalized.as_str();
 
 /// Why a normalized body was refused. Each has the exact body seed 001 gives it.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -22,6 +22,7 @@ pub mod status;
 
 use crate::config::Config;
 use crate::store::Store;
+use crate::stream::Hub;
 use async_nats::jetstream::{self, stream};
 use status::Replication;
 use std::sync::Arc;
@@ -45,24 +46,7 @@ const ABANDONED_CLIENT_WAIT: Duration = Duration::from_secs(3600);
 const BACKOFF_START: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
 
-/// A JetStream stream on a NATS server (`serve --publish`, `--subscribe`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Target {
-    /// `nats://host:port` (several, comma-separated, for a cluster).
-    pub url: String,
-    /// The stream's name (`--publish-stream`), created if missing.
-    pub stream: String,
-    /// Copies of the stream a cluster keeps, when this hooklog creates it (1, 3 or 5).
-    pub replicas: usize,
-}
-
-/// Where an aggregator reads from: a stream and its durable consumer's name. Each aggregator
-/// has a consumer of its own (two behind one name each hold every event).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Subscription {
-    pub target: Target,
-    pub durable: String,
-}
+pub use crate::config::{Subscription, Target};
 
 /// Starts the publisher and the aggregator this configuration asks for, on the current
 /// runtime. They run until aborted.
@@ -72,6 +56,7 @@ pub struct Subscription {
 /// publishing to another server (the next link of a chain) sends every event.
 pub fn start(
     store: &Arc<Store>,
+    hub: &Hub,
     config: &Config,
     status: &Arc<Replication>,
 ) -> Vec<JoinHandle<()>> {
@@ -84,6 +69,7 @@ pub fn start(
         status.update_publishing(|p| p.own_events_only = own_events_only);
         let publisher = publish::Publisher {
             store: store.clone(),
+            hub: hub.clone(),
             target: target.clone(),
             own_events_only,
             status: status.clone(),

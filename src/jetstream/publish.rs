@@ -11,6 +11,7 @@ use super::{
 };
 use crate::event::StoredEvent;
 use crate::store::{Position, Store, read};
+use crate::stream::Hub;
 use async_nats::jetstream::context::PublishAckFuture;
 use async_nats::jetstream::message::PublishMessage;
 use rusqlite::{Connection, params};
@@ -34,6 +35,8 @@ type Failure = async_nats::Error;
 
 pub struct Publisher {
     pub store: Arc<Store>,
+    /// Wakes the publisher when the writer commits.
+    pub hub: Hub,
     pub target: Target,
     /// Publish only the events first stored here (this hooklog also consumes this server).
     pub own_events_only: bool,
@@ -123,7 +126,7 @@ impl Publisher {
         recent: &mut Recent,
         backoff: &mut Duration,
     ) -> Result<(), Failure> {
-        let mut wake = self.store.hub.subscribe();
+        let mut wake = self.hub.subscribe();
         let js = connect(&self.target.url).await?;
         ensure_stream(&js, &self.target).await?;
         self.status.update_publishing(|p| p.link = Link::Ok);

@@ -21,7 +21,6 @@ pub mod missions;
 pub mod owners;
 pub mod prices;
 pub mod recorder;
-pub mod scratch;
 pub mod search;
 pub mod sessions;
 pub mod sql;
@@ -31,10 +30,8 @@ pub mod transcript_files;
 pub mod usage;
 pub mod view;
 
-use crate::coordination;
-use crate::event::StoredEvent;
-use crate::ingest::{factory as factory_ingest, hook as hook_ingest, normalized, transcript};
-use crate::store::read;
+use crate::event::{Source, StoredEvent};
+use crate::ingest::transcript;
 use rusqlite::{Connection, OptionalExtension};
 use tables::{Live, Tables};
 use view::View;
@@ -84,13 +81,13 @@ pub enum Parsed {
 
 impl Parsed {
     pub fn of(event: &StoredEvent) -> Parsed {
-        match event.source.as_str() {
-            hook_ingest::SOURCE => Parsed::Hook(View::parse(&event.payload)),
-            normalized::SOURCE => Parsed::Normalized(View::parse(&event.payload)),
-            coordination::SOURCE => Parsed::Coordination(View::parse(&event.payload)),
-            factory_ingest::SOURCE => Parsed::Factory(factory::Parts::parse(&event.payload)),
-            transcript::SOURCE => Parsed::Transcript(View::parse(&event.payload)),
-            _ => Parsed::Other,
+        match Source::parse(&event.source) {
+            Some(Source::Hook) => Parsed::Hook(View::parse(&event.payload)),
+            Some(Source::Normalized) => Parsed::Normalized(View::parse(&event.payload)),
+            Some(Source::Coordination) => Parsed::Coordination(View::parse(&event.payload)),
+            Some(Source::Factory) => Parsed::Factory(factory::Parts::parse(&event.payload)),
+            Some(Source::Transcript) => Parsed::Transcript(View::parse(&event.payload)),
+            Some(Source::Api) | None => Parsed::Other,
         }
     }
 }
@@ -236,7 +233,7 @@ pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> ru
 /// What an already stored event did, for answering a re-post of it exactly as the first post
 /// was answered: the hero and mission its projection recorded.
 pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects> {
-    if event.source != hook_ingest::SOURCE {
+    if event.source != Source::Hook.as_str() {
         return Ok(Effects::default());
     }
     // A hook event with a session has its session's hero (`hook::apply`); one without has none.

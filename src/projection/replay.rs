@@ -12,8 +12,9 @@
 //! the read is then answered ahead of the queued work (which changes no agent row).
 
 use super::tables::{Backing, Cached, Changes};
-use super::{Parsed, alerts, apply_agents, apply_parsed, apply_rest, read, sql};
+use super::{Parsed, alerts, apply_agents, apply_parsed, apply_rest, sql};
 use crate::event::StoredEvent;
+use crate::event::row::{EVENT_COLUMNS, stored_event};
 use rusqlite::{Connection, Result};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
@@ -29,7 +30,7 @@ fn query(conn: &Connection) -> Result<rusqlite::CachedStatement<'_>> {
         conn,
         &format!(
             "SELECT {} FROM events WHERE sequence > ?1 ORDER BY sequence",
-            read::EVENT_COLUMNS
+            EVENT_COLUMNS
         ),
     )
 }
@@ -42,7 +43,7 @@ pub fn inline(conn: &Connection, after: i64, fresh: bool, every: u64) -> Result<
     let mut rows = statement.query([after])?;
     let mut replayed = 0;
     while let Some(row) = rows.next()? {
-        let event = read::stored_event(row)?;
+        let event = stored_event(row)?;
         apply_parsed(&tables, conn, &event, &Parsed::of(&event))?;
         replayed += 1;
         if replayed % every == 0 {
@@ -205,7 +206,7 @@ fn agents(reader: &Connection, after: i64, every: u64, tables: &Cached<Remote>) 
     let mut steps = Vec::with_capacity(STEPS);
     let mut replayed = 0;
     while let Some(row) = rows.next()? {
-        let event = read::stored_event(row)?;
+        let event = stored_event(row)?;
         let parsed = Parsed::of(&event);
         apply_agents(tables, &event, &parsed)?;
         let raised = std::mem::take(&mut *remote.raised.borrow_mut());

@@ -7,9 +7,9 @@
 //! than what is retained.
 //!
 //! [`store`] holds the SQL (the writer appends and prunes through it, streams read through
-//! it), [`hub`] the broadcast of committed records, [`follow`] the stream: history, then live.
+//! it), [`hub`] the broadcast of committed records; the stream (history, then live) is
+//! `stream::responses`.
 
-pub mod follow;
 pub mod hub;
 pub mod store;
 

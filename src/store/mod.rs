@@ -6,17 +6,17 @@ pub mod migrate;
 pub mod open;
 pub mod read;
 pub mod retention;
+pub mod scratch;
 pub mod snapshot;
 pub mod stats;
 pub mod writer;
 
 use crate::config::Config;
-use crate::stream::Hub;
 use open::ReadPool;
 use rusqlite::Connection;
 use std::sync::Mutex;
 use std::thread::JoinHandle;
-pub use writer::{AppendError, Appended, Decided, Position, Writer};
+pub use writer::{AppendError, Appended, Decided, Position, Publish, Writer};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -45,22 +45,21 @@ pub struct Store {
     /// The writer connection's `PRAGMA synchronous`, read back after opening: `full` or
     /// `normal` (`serve --durability`).
     pub synchronous: &'static str,
-    /// Where the writer publishes committed events.
-    pub hub: Hub,
     /// Where it publishes committed response events (seed 003's ephemeral stream).
     pub responses: crate::response::hub::ResponseHub,
     /// This hooklog's name on the events it stores (`serve --origin`).
     pub origin: String,
     writer_thread: Mutex<Option<JoinHandle<()>>>,
     /// Held for the store's life: a second server on the same file would append behind this
-    /// one's hub, so its events would never reach this one's streams.
+    /// one's writer, so its events would never reach this one's streams.
     _lock: std::fs::File,
 }
 
 impl Store {
-    /// Opens the database at `config.db_path` (creating and migrating it) and starts the writer.
-    /// Blocking: call it before serving, or from `spawn_blocking`.
-    pub fn open(config: &Config, hub: Hub) -> Result<Store, StoreError> {
+    /// Opens the database at `config.db_path` (creating and migrating it) and starts the writer,
+    /// which hands each commit's events to `publish`. Blocking: call it before serving, or from
+    /// `spawn_blocking`.
+    pub fn open(config: &Config, publish: impl Publish) -> Result<Store, StoreError> {
         let lock = lock(&config.db_path)?;
         let mut conn = open::open_writer(&config.db_path, config.durability)?;
         migrate::backfill_origin(&mut conn, &config.origin)?;
@@ -74,14 +73,13 @@ impl Store {
         };
         let readers = open::open_readers(&config.db_path, config.reader_pool_size)?;
         let responses = crate::response::hub::ResponseHub::default();
-        let (writer, thread) = Writer::start(conn, (hub.clone(), responses.clone()), config)?;
+        let (writer, thread) = Writer::start(conn, (Box::new(publish), responses.clone()), config)?;
         Ok(Store {
             writer,
             origin: config.origin.clone(),
             readers,
             generation_id,
             synchronous,
-            hub,
             responses,
             writer_thread: Mutex::new(Some(thread)),
             _lock: lock,

@@ -2,25 +2,9 @@
 //! read-only one in the server), so the CLI and tests can run them too.
 
 use crate::event::StoredEvent;
-use rusqlite::{Connection, OptionalExtension, Row};
+use rusqlite::{Connection, OptionalExtension};
 
-/// The column list [`stored_event`] reads, in order.
-pub const EVENT_COLUMNS: &str = "sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload, origin";
-
-pub fn stored_event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
-    Ok(StoredEvent {
-        sequence: row.get(0)?,
-        event_id: row.get(1)?,
-        session_id: row.get(2)?,
-        session_sequence: row.get(3)?,
-        event_type: row.get(4)?,
-        source: row.get(5)?,
-        event_time: row.get(6)?,
-        received_at: row.get(7)?,
-        payload: row.get(8)?,
-        origin: row.get(9)?,
-    })
-}
+pub use crate::event::row::{EVENT_COLUMNS, stored_event};
 
 /// The highest committed sequence (0 for an empty log).
 /// Pruning never lowers it: the highest sequence pruned is kept in `meta`.

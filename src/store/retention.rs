@@ -6,7 +6,6 @@
 use crate::event::time;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
-use std::time::Duration;
 
 /// Most events one prune step deletes (one transaction). Each is applied to the retention
 /// snapshot too, so this bounds how long a step holds the writer (docs/performance.md).
@@ -17,17 +16,7 @@ pub const PRUNE_STEP: i64 = 2_000;
 /// paying for this many. The writer's periodic tick prunes whatever is due, however little.
 pub const PRUNE_MIN_STEP: i64 = 1_000;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Retention {
-    pub max_events: Option<u64>,
-    pub max_age: Option<Duration>,
-}
-
-impl Retention {
-    pub fn is_set(&self) -> bool {
-        self.max_events.is_some() || self.max_age.is_some()
-    }
-}
+pub use crate::config::Retention;
 
 /// What a prune step did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +144,7 @@ mod tests {
     use super::*;
     use crate::config::Durability;
     use crate::store::open::open_writer;
+    use std::time::Duration;
 
     #[test]
     fn absurd_limits_keep_everything_instead_of_overflowing() {

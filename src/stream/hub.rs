@@ -181,6 +181,13 @@ impl Hub {
     }
 }
 
+/// The writer publishes each commit here.
+impl crate::store::Publish for Hub {
+    fn publish(&self, committed: Vec<StoredEvent>) {
+        Hub::publish(self, committed);
+    }
+}
+
 /// A subscriber's place in the hub.
 pub struct Subscription {
     receiver: broadcast::Receiver<Weak<Published>>,

@@ -6,6 +6,7 @@ pub mod cursor;
 pub mod frame;
 mod hub;
 pub mod metrics;
+pub mod responses;
 pub mod scope;
 pub mod sse;
 pub mod ticks;

@@ -22,10 +22,7 @@ pub struct Filter {
     pub origin: Option<String>,
 }
 
-/// Payload bytes one read of history takes before it stops, on the routes that send history
-/// to clients (streams, export, replay, pages of `/events`): what a client that reads slowly
-/// makes hooklog hold is counted in bytes, not in events of any size.
-pub const PAGE_BYTES: usize = 1024 * 1024;
+pub use crate::config::PAGE_BYTES;
 
 /// How much one read of history may take: at most `events` events, and no more once their
 /// payloads reach `bytes` (always at least one event, whatever its size).

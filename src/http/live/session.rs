@@ -79,7 +79,7 @@ async fn serve(socket: &mut WebSocket, state: &AppState) -> Result<(), Ended> {
         &json!({"type": "mission_state", "missions": snapshot.missions}),
     )
     .await?;
-    let changes = follow(state.store.clone(), state.store.hub.clone(), snapshot.head);
+    let changes = follow(state.store.clone(), state.hub.clone(), snapshot.head);
     let mut changes = std::pin::pin!(changes);
     let mut shutdown = state.shutdown.clone();
     loop {

@@ -15,7 +15,7 @@ use crate::event::NewEvent;
 use serde_json::{Map, Value, json};
 
 /// The `source` of every event read from a transcript.
-pub const SOURCE: &str = "transcript";
+pub const SOURCE: &str = crate::event::Source::Transcript.as_str();
 
 /// A person's prompt (Claude Code `user` text, Codex `user_message`): it opens a turn.
 pub const PROMPT: &str = "TranscriptPrompt";

@@ -3,8 +3,8 @@
 
 use super::text_of;
 use crate::event::StoredEvent;
+use crate::event::row::{EVENT_COLUMNS, stored_event};
 use crate::projection::{Parsed, sql};
-use crate::store::read;
 use rusqlite::{Connection, params};
 
 /// Indexes one event just appended (the writer, in the event's transaction).
@@ -34,14 +34,11 @@ pub fn reindex(conn: &Connection) -> rusqlite::Result<u64> {
     let mut rows = 0;
     let mut events = sql::prepare(
         conn,
-        &format!(
-            "SELECT {} FROM events ORDER BY sequence",
-            read::EVENT_COLUMNS
-        ),
+        &format!("SELECT {} FROM events ORDER BY sequence", EVENT_COLUMNS),
     )?;
     let mut events = events.query([])?;
     while let Some(row) = events.next()? {
-        let event = read::stored_event(row)?;
+        let event = stored_event(row)?;
         if let Some(text) = text_of(&event, &Parsed::of(&event)) {
             insert_text(conn, event.sequence, &text)?;
             rows += 1;

@@ -33,7 +33,6 @@ use crate::coordination::{self, Verdict};
 use crate::event::NewEvent;
 use crate::projection::Effects;
 use crate::response::{self, hub::ResponseHub};
-use crate::stream::Hub;
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -167,12 +166,23 @@ pub struct Pruning {
     pub failing_since: Option<String>,
 }
 
+/// Where the writer hands the events it committed, in sequence order, right after each commit
+/// (the server's live hub, `stream::Hub`). It must not block: the writer waits for it.
+pub trait Publish: Send + 'static {
+    fn publish(&self, committed: Vec<crate::event::StoredEvent>);
+}
+
+/// Publishes nowhere: for a writer no stream reads (tests, one-shot tools).
+impl Publish for () {
+    fn publish(&self, _committed: Vec<crate::event::StoredEvent>) {}
+}
+
 impl Writer {
     /// Starts the writer thread on an open, migrated connection, with `config`'s retention,
     /// clock, coordination rules, origin, search index and publishing stream.
     pub fn start(
         conn: Connection,
-        hubs: (Hub, ResponseHub),
+        hubs: (Box<dyn Publish>, ResponseHub),
         config: &Config,
     ) -> rusqlite::Result<(Writer, std::thread::JoinHandle<()>)> {
         let (hub, response_hub) = hubs;

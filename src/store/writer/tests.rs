@@ -12,7 +12,6 @@ use crate::coordination;
 use crate::event::{NewEvent, time};
 use crate::projection;
 use crate::store::open::open_writer;
-use crate::stream::Hub;
 use std::cell::RefCell;
 use std::sync::atomic::Ordering;
 use tokio::sync::oneshot;
@@ -36,7 +35,7 @@ fn writer(dir: &tempfile::TempDir) -> WriterThread {
     let rules = coordination::Rules {
         owner_hung_after: std::time::Duration::from_secs(60),
     };
-    WriterThread::new(conn, Hub::new(16, 1 << 20), time::Clock::default(), rules).unwrap()
+    WriterThread::new(conn, Box::new(()), time::Clock::default(), rules).unwrap()
 }
 
 type Answer = oneshot::Receiver<Result<Vec<Appended>, AppendError>>;

@@ -10,7 +10,6 @@ use crate::response::{self, hub::ResponseHub};
 use crate::store::read;
 use crate::store::retention::{self, Retention};
 use crate::store::stats::WriterStats;
-use crate::stream::Hub;
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicBool, AtomicI64};
 use std::sync::{Arc, Mutex};
@@ -20,7 +19,8 @@ use tokio::sync::mpsc;
 /// batches.
 pub(super) struct WriterThread {
     pub(super) conn: Connection,
-    pub(super) hub: Hub,
+    /// Where committed events go (the live hub).
+    pub(super) hub: Box<dyn super::Publish>,
     /// The last sequence assigned, including uncommitted ones in the open transaction. Read
     /// from the file at the start of every batch, so it can never drift from what is stored.
     pub(super) head: i64,
@@ -58,7 +58,7 @@ pub(super) struct WriterThread {
 impl WriterThread {
     pub(super) fn new(
         conn: Connection,
-        hub: Hub,
+        hub: Box<dyn super::Publish>,
         clock: time::Clock,
         rules: coordination::Rules,
     ) -> rusqlite::Result<WriterThread> {

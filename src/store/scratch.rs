@@ -3,10 +3,10 @@
 //! step by step or `--until`) and `GET /sessions/{id}/projections?until=` (the web view's
 //! replay scrubber) both go through here, so the page shows what the command prints.
 
-use super::sql;
+use super::{open, read};
 use crate::config::Durability;
 use crate::event::{NewEvent, StoredEvent, time};
-use crate::store::{open, read};
+use crate::projection::{self, sql};
 use rusqlite::{Connection, params};
 use std::collections::{BTreeMap, HashMap};
 
@@ -83,13 +83,13 @@ impl Scratch {
             stored.payload,
             stored.origin
         ])?;
-        crate::projection::apply(&self.conn, &stored).map(drop)
+        projection::apply(&self.conn, &stored).map(drop)
     }
 
     /// Every projection row now (the bookkeeping tables left out).
     pub fn rows(&self) -> rusqlite::Result<Rows> {
         let mut out = BTreeMap::new();
-        for table in super::TABLES.iter().filter(|t| !HIDDEN.contains(t)) {
+        for table in projection::TABLES.iter().filter(|t| !HIDDEN.contains(t)) {
             let mut statement = sql::prepare(&self.conn, &format!("SELECT * FROM {table}"))?;
             let names: Vec<String> = statement
                 .column_names()

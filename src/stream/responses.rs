@@ -5,8 +5,8 @@
 //! history holds at most `page_bytes` of envelopes and that share of the budget all streams
 //! share (`permits`, one per KiB) until the client has taken it, as the log's streams do.
 
-use super::hub::ResponseHub;
-use super::{Stored, store};
+use crate::response::hub::ResponseHub;
+use crate::response::{Stored, store};
 use crate::store::{Store, StoreError};
 use axum::body::Bytes;
 use std::sync::Arc;
