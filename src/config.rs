@@ -47,6 +47,10 @@ pub struct Config {
     /// Published groups (each of at most 16 committed events) the hub buffers for live
     /// subscribers that are behind; past that they catch up from the database.
     pub hub_capacity: usize,
+    /// Requests the writer's queue holds: beyond them producers wait (backpressure instead of
+    /// unbounded memory), a client's request at most `store::writer::QUEUE_WAIT`, then it is
+    /// refused `503 overloaded` (8,192; tests make it small).
+    pub writer_queue: usize,
     /// Payload bytes of those groups the hub keeps at most (the newest group always).
     pub hub_bytes: usize,
     /// Idle time after which an event stream sends a `: keepalive` comment.
@@ -218,6 +222,7 @@ impl Config {
             body_limit: DEFAULT_BODY_LIMIT,
             reader_pool_size: 8,
             hub_capacity: 512,
+            writer_queue: 8192,
             hub_bytes: 64 * 1024 * 1024,
             keepalive: Duration::from_secs(15),
             body_timeout: Duration::from_secs(30),

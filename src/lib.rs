@@ -6,12 +6,15 @@
 //! and answers only after the commit. Projections are updated in the same transaction, and
 //! committed events are published to a hub for live readers.
 //!
-//! Layout: [`event`] (the envelope), [`ingest`] (wire contracts, pure), [`store`] (SQLite:
-//! open, migrate, the writer, reads), [`projection`] (derived tables), [`stream`] (the hub),
-//! [`http`] (routes), [`cli`] (subcommands), [`bench`] (the load generators of `hooklog bench`,
-//! beside the service), [`web`] (the embedded web view's files),
-//! [`jetstream`] (publishing to and consuming from NATS JetStream, for many machines). [`App`]
-//! ties them together for `main` and tests.
+//! Layout, from the bottom up (a module names only the ones before it; docs/architecture.md
+//! draws the graph, `tests/it/layers.rs` checks it): [`event`] (the envelope), [`migrations`]
+//! (the tables), [`web`] (the embedded web view's files), [`response`] (seed 003's response
+//! events), [`ingest`] (wire contracts, pure), [`projection`] (derived tables),
+//! [`coordination`] (seed 002's verbs), [`config`], [`store`] (SQLite: open, migrate, the
+//! writer, reads, rebuild), [`stream`] (the hub and the event streams), [`follow`] (transcripts)
+//! and [`jetstream`] (many machines), [`http`] (routes), [`forward`] (the hook forwarder),
+//! [`bench`] (the load generators of `hooklog bench`, beside the service), [`cli`]
+//! (subcommands). [`App`] ties them together for `main` and tests.
 
 pub mod bench;
 pub mod cli;
@@ -23,6 +26,7 @@ pub mod forward;
 pub mod http;
 pub mod ingest;
 pub mod jetstream;
+pub mod migrations;
 pub mod projection;
 pub mod response;
 pub mod store;

@@ -1,13 +1,12 @@
 //! `hooklog bench rebuild`: how fast `hooklog rebuild` re-derives the projections. It fills a
 //! temporary database with a mixed workload (hook, normalized, factory and plain events, plus
-//! coordination commands) through the real writer, then times `projection::rebuild` over it
+//! coordination commands) through the real writer, then times `store::rebuild` over it
 //! (in a transaction rolled back each time), or times it over a copy of `--db`.
 
 use crate::App;
 use crate::config::{Config, Durability};
 use crate::coordination::{Command, claims::Claim};
 use crate::ingest::canonical;
-use crate::projection;
 use anyhow::Context;
 use clap::Args;
 use serde_json::{Value, json};
@@ -111,7 +110,7 @@ impl RebuildArgs {
         for run in 1..=self.runs.max(1) {
             let tx = conn.transaction()?;
             let started = Instant::now();
-            let replayed = projection::rebuild(&tx)?;
+            let replayed = crate::store::rebuild::rebuild(&tx)?;
             let seconds = started.elapsed().as_secs_f64();
             drop(tx);
             let rate = replayed as f64 / seconds;

@@ -40,7 +40,7 @@ impl RebuildArgs {
         refuse_without_snapshot(&conn)?;
         let started = Instant::now();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let replayed = projection::rebuild(&tx)?;
+        let replayed = crate::store::rebuild::rebuild(&tx)?;
         tx.commit()?;
         report("rebuilt", replayed, started);
         Ok(())
@@ -92,7 +92,7 @@ fn check(db: &std::path::Path) -> anyhow::Result<()> {
     let index = projection::search::check(&conn)?;
     let started = Instant::now();
     let tx = conn.transaction()?;
-    let replayed = projection::rebuild(&tx)?;
+    let replayed = crate::store::rebuild::rebuild(&tx)?;
     let rebuilt = projection::snapshot(&tx)?;
     drop(tx);
     report("checked", replayed, started);

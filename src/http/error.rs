@@ -9,6 +9,17 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+/// What was too busy to take a request in time.
+#[derive(Debug, thiserror::Error)]
+pub enum Overload {
+    /// Every reader of the pool stayed busy (the pool's wait ran out).
+    #[error("no database reader was free in time: {0}")]
+    Readers(String),
+    /// The writer's queue stayed full (`store::writer::QUEUE_WAIT`).
+    #[error("the writer's queue stayed full")]
+    Writer,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{0}")]
@@ -39,8 +50,8 @@ pub enum ApiError {
     TooManyRequests { retry_after_secs: u64 },
     #[error("{limit} event streams are open already")]
     TooManyStreams { limit: usize },
-    #[error("no database reader was free in time: {0}")]
-    Overloaded(String),
+    #[error("overloaded: {0}")]
+    Overloaded(Overload),
 }
 
 impl ApiError {
@@ -63,14 +74,21 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let retry_after = self.retry_after();
         let (status, body) = self.parts();
-        let mut response = (status, Json(body)).into_response();
-        if let Some(seconds) = retry_after {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-        }
-        response
+        answer(status, body, retry_after)
     }
+}
+
+/// A refusal's answer: `status`, the JSON `body`, and the `Retry-After` header when the
+/// refusal asks the client to wait ([`ApiError::retry_after`]). The routes whose seed gives
+/// refusals another body shape (`/event`, `/event/normalized`) answer through here too.
+pub fn answer(status: StatusCode, body: Value, retry_after: Option<u64>) -> Response {
+    let mut response = (status, Json(body)).into_response();
+    if let Some(seconds) = retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
 }
 
 impl ApiError {
@@ -149,10 +167,18 @@ impl ApiError {
                 }),
             ),
             ApiError::Overloaded(cause) => {
-                tracing::warn!(%cause, "overloaded: every database reader was busy");
+                tracing::warn!(%cause, "overloaded");
+                let message = match cause {
+                    Overload::Readers(_) => {
+                        "every database reader stayed busy while this request waited; retry after the Retry-After delay"
+                    }
+                    Overload::Writer => {
+                        "the writer's queue stayed full while this request waited, so nothing from it was stored; retry with the same event ids after the Retry-After delay"
+                    }
+                };
                 (
                     StatusCode::SERVICE_UNAVAILABLE,
-                    json!({ "error": "overloaded", "message": "every database reader stayed busy while this request waited; retry after the Retry-After delay" }),
+                    json!({ "error": "overloaded", "message": message }),
                 )
             }
             ApiError::Internal(cause) => {
@@ -187,6 +213,7 @@ impl From<AppendError> for ApiError {
             },
             AppendError::Storage(cause) => ApiError::StorageUnavailable(cause),
             AppendError::Stopped => ApiError::ShuttingDown,
+            AppendError::Overloaded => ApiError::Overloaded(Overload::Writer),
         }
     }
 }
@@ -195,7 +222,7 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             // The reader pool's wait ran out: every reader was busy (overload), not a fault.
-            StoreError::Pool(e) => ApiError::Overloaded(e.to_string()),
+            StoreError::Pool(e) => ApiError::Overloaded(Overload::Readers(e.to_string())),
             e => ApiError::Internal(e.to_string()),
         }
     }

@@ -40,13 +40,7 @@ impl IntoResponse for HookError {
         let retry_after = self.0.retry_after();
         let (status, mut body) = self.0.parts();
         body["accepted"] = json!(false);
-        let mut response = (status, Json(body)).into_response();
-        if let Some(seconds) = retry_after {
-            response
-                .headers_mut()
-                .insert(axum::http::header::RETRY_AFTER, HeaderValue::from(seconds));
-        }
-        response
+        super::error::answer(status, body, retry_after)
     }
 }
 
@@ -221,6 +215,7 @@ fn refused(error: &NormalizedError) -> Response {
 /// a failure of hooklog's: it is the shared `503` with the seed's body shape
 /// (`{"error":"storage_unavailable"}`), so a producer can tell "retry later" from a bug.
 fn seed_error(error: ApiError) -> Response {
+    let retry_after = error.retry_after();
     let (status, message) = match error {
         ApiError::Invalid(e) => (StatusCode::BAD_REQUEST, e.message),
         ApiError::PayloadTooLarge { .. } => {
@@ -246,7 +241,7 @@ fn seed_error(error: ApiError) -> Response {
             )
         }
     };
-    (status, Json(json!({ "error": message }))).into_response()
+    super::error::answer(status, json!({ "error": message }), retry_after)
 }
 
 fn given_event_id(headers: &HeaderMap) -> Result<Option<String>, InvalidRequest> {

@@ -242,8 +242,8 @@ mod tests {
     /// Each filter of `GET /missions` but a hero is served by an index.
     #[test]
     fn the_list_filters_search_an_index() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        crate::store::migrate::migrate(&mut conn).unwrap();
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
         let text = |s: &str| Some(s.to_string());
         for (filter, index) in [
             (

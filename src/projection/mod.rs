@@ -289,16 +289,12 @@ fn show(value: rusqlite::types::ValueRef<'_>) -> String {
     }
 }
 
-/// Clears every projection, loads the retention snapshot (the state after the last pruned
-/// event, empty when nothing was pruned) and replays the retained log into them, in sequence
-/// order, then indexes the retained log for search ([`search::reindex`]). Returns the number
-/// of events replayed. Runs inside the caller's transaction.
-///
-/// The agent rows (sessions, heroes, missions, tool uses) are kept in memory for the replay
-/// and written in bulk ([`tables::Cached`]); every other projection is written as the events
-/// come.
-pub fn rebuild(conn: &Connection) -> rusqlite::Result<u64> {
-    rebuild_with(conn, Replay::default())
+/// Empties every projection table (a rebuild's first step).
+pub fn clear(conn: &Connection) -> rusqlite::Result<()> {
+    for table in TABLES {
+        sql::prepare(conn, &format!("DELETE FROM {table}"))?.execute([])?;
+    }
+    Ok(())
 }
 
 /// How a rebuild runs. Tests vary both: small steps let go of rows and read them back often.
@@ -320,13 +316,16 @@ impl Default for Replay {
     }
 }
 
-/// [`rebuild`], run as `how` says.
-pub fn rebuild_with(conn: &Connection, how: Replay) -> rusqlite::Result<u64> {
+/// Replays the log's events after `after` into the projections, which hold what the events
+/// through `after` built (nothing when `after` is 0), in sequence order, then indexes the
+/// retained log for search ([`search::reindex`]). Returns the number of events replayed. Runs
+/// inside the caller's transaction; `store::rebuild` is the whole rebuild.
+///
+/// The agent rows (sessions, heroes, missions, tool uses) are kept in memory for the replay
+/// and written in bulk ([`tables::Cached`]); every other projection is written as the events
+/// come.
+pub fn replay_after(conn: &Connection, after: i64, how: Replay) -> rusqlite::Result<u64> {
     let every = how.events_per_flush.max(1);
-    for table in TABLES {
-        sql::prepare(conn, &format!("DELETE FROM {table}"))?.execute([])?;
-    }
-    let after = crate::store::snapshot::restore(conn)?;
     // With nothing restored the agent tables are empty, so a row not in memory is not looked
     // for in SQL.
     let fresh = after == 0;

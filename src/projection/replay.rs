@@ -291,8 +291,8 @@ mod tests {
     /// back, and that work would then be committed statement by statement).
     #[test]
     fn a_failed_read_stops_the_connections_thread_before_the_queued_work() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        crate::store::migrate::migrate(&mut conn).unwrap();
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
         let (jobs_in, jobs) = mpsc::sync_channel(QUEUE);
         let (reads_in, reads) = mpsc::channel::<Read>();
         let (acks_in, _acks) = mpsc::channel();

@@ -335,8 +335,8 @@ mod tests {
     /// index: none scans the table (a scan reads every tool use of the log).
     #[test]
     fn the_list_filters_search_an_index() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        crate::store::migrate::migrate(&mut conn).unwrap();
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
         let text = |s: &str| Some(s.to_string());
         for filter in [
             ToolUseFilter {

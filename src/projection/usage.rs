@@ -194,7 +194,6 @@ pub fn totals(conn: &Connection, by: By, filter: &Filter) -> rusqlite::Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::migrate::migrate;
 
     fn event(sequence: i64, time: &str, payload: &str) -> StoredEvent {
         StoredEvent {
@@ -232,8 +231,8 @@ mod tests {
 
     #[test]
     fn streamed_duplicates_count_once_with_their_final_usage_in_any_order() {
-        let mut conn = Connection::open_in_memory().unwrap();
-        migrate(&mut conn).unwrap();
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
         let partial = r#"{"cli":"claude-code","model":"m","usageKey":"k1","usage":{"inputTokens":4,"outputTokens":12,"cacheReadTokens":100}}"#;
         let last = r#"{"cli":"claude-code","model":"m","usageKey":"k1","usage":{"inputTokens":4,"outputTokens":180,"cacheReadTokens":100}}"#;
         let other = r#"{"cli":"claude-code","model":"m","usageKey":"k2","usage":{"inputTokens":1,"outputTokens":2}}"#;

@@ -9,80 +9,7 @@
 use crate::projection;
 use rusqlite::{Connection, TransactionBehavior};
 
-/// Every migration, in order, and whether it adds a projection that the events already stored
-/// must be replayed into. A landed migration is never edited: add a new file instead.
-pub const MIGRATIONS: &[(&str, &str, bool)] = &[
-    (
-        "0001_events.sql",
-        include_str!("../../migrations/0001_events.sql"),
-        false,
-    ),
-    (
-        "0002_retention.sql",
-        include_str!("../../migrations/0002_retention.sql"),
-        false,
-    ),
-    (
-        "0003_agents.sql",
-        include_str!("../../migrations/0003_agents.sql"),
-        true,
-    ),
-    (
-        "0004_coordination.sql",
-        include_str!("../../migrations/0004_coordination.sql"),
-        true,
-    ),
-    (
-        "0005_factory.sql",
-        include_str!("../../migrations/0005_factory.sql"),
-        true,
-    ),
-    (
-        "0006_snapshot.sql",
-        include_str!("../../migrations/0006_snapshot.sql"),
-        false,
-    ),
-    (
-        "0007_catalogue.sql",
-        include_str!("../../migrations/0007_catalogue.sql"),
-        false,
-    ),
-    (
-        "0008_response_events.sql",
-        include_str!("../../migrations/0008_response_events.sql"),
-        false,
-    ),
-    (
-        "0009_live_changes.sql",
-        include_str!("../../migrations/0009_live_changes.sql"),
-        true,
-    ),
-    (
-        "0010_hot_rows.sql",
-        include_str!("../../migrations/0010_hot_rows.sql"),
-        false,
-    ),
-    (
-        "0011_quiet_rows.sql",
-        include_str!("../../migrations/0011_quiet_rows.sql"),
-        false,
-    ),
-    (
-        "0012_origin.sql",
-        include_str!("../../migrations/0012_origin.sql"),
-        false,
-    ),
-    (
-        "0013_search.sql",
-        include_str!("../../migrations/0013_search.sql"),
-        false,
-    ),
-    (
-        "0014_usage.sql",
-        include_str!("../../migrations/0014_usage.sql"),
-        true,
-    ),
-];
+pub use crate::migrations::MIGRATIONS;
 
 /// The migration that adds the search index ([`projection::search`]): the events already
 /// stored are indexed right after it (a rebuild of the projections indexes them too).
@@ -181,7 +108,7 @@ fn replay_into_new_tables(conn: &Connection, keep: &[&str]) -> rusqlite::Result<
         read_beside: false,
         ..projection::Replay::default()
     };
-    let replayed = projection::rebuild_with(conn, inline)?;
+    let replayed = super::rebuild::rebuild_with(conn, inline)?;
     for table in keep {
         let columns: Vec<String> = conn
             .prepare(&format!("PRAGMA temp.table_info(kept_{table})"))?

@@ -5,6 +5,7 @@ pub mod metrics;
 pub mod migrate;
 pub mod open;
 pub mod read;
+pub mod rebuild;
 pub mod retention;
 pub mod scratch;
 pub mod snapshot;

@@ -3,12 +3,13 @@
 //! step by step or `--until`) and `GET /sessions/{id}/projections?until=` (the web view's
 //! replay scrubber) both go through here, so the page shows what the command prints.
 
+use super::writer::{AppendError, Local};
 use super::{open, read};
 use crate::config::Durability;
-use crate::event::{NewEvent, StoredEvent, time};
+use crate::event::{NewEvent, StoredEvent};
 use crate::projection::{self, sql};
-use rusqlite::{Connection, params};
-use std::collections::{BTreeMap, HashMap};
+use rusqlite::Connection;
+use std::collections::BTreeMap;
 
 /// Bookkeeping tables the debugger view leaves out.
 const HIDDEN: &[&str] = &["hook_effects", "claim_actions", "agent_changes"];
@@ -31,15 +32,15 @@ pub enum ScratchError {
     Dir(#[from] std::io::Error),
     #[error("scratch database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("scratch database: {0}")]
+    Append(#[from] AppendError),
 }
 
 /// A fresh database in a temporary directory (removed when this is dropped) that events are
-/// applied to in order, numbered as a log would number them.
+/// appended to in order, through the writer's own code ([`Local`]), so it numbers, stores and
+/// projects them as the server does.
 pub struct Scratch {
-    conn: Connection,
-    /// The next `session_sequence` of each session seen.
-    heads: HashMap<String, i64>,
-    applied: i64,
+    writer: Local,
     _dir: tempfile::TempDir,
 }
 
@@ -48,49 +49,25 @@ impl Scratch {
         let dir = tempfile::tempdir()?;
         let conn = open::open_writer(&dir.path().join("replay.db"), Durability::Normal)?;
         Ok(Scratch {
-            conn,
-            heads: HashMap::new(),
-            applied: 0,
+            writer: Local::new(conn)?,
             _dir: dir,
         })
     }
 
-    /// Appends `event` and applies it to every projection.
-    pub fn apply(&mut self, event: &NewEvent) -> rusqlite::Result<()> {
-        let session_sequence = event.session_id.as_ref().map(|s| {
-            let next = self.heads.entry(s.clone()).or_insert(0);
-            *next += 1;
-            *next
-        });
-        self.applied += 1;
-        // A scratch log has no origin of its own: an event keeps the one it brings.
-        let stored = event.stored(self.applied, session_sequence, &time::now(), "");
-        sql::prepare(
-            &self.conn,
-            "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source,
-                                 event_time, received_at, payload, origin)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        )?
-        .execute(params![
-            stored.sequence,
-            stored.event_id,
-            stored.session_id,
-            stored.session_sequence,
-            stored.event_type,
-            stored.source,
-            stored.event_time,
-            stored.received_at,
-            stored.payload,
-            stored.origin
-        ])?;
-        projection::apply(&self.conn, &stored).map(drop)
+    /// Appends `event` (a scratch log has no origin of its own: an event keeps the one it
+    /// brings) and so applies it to every projection. An id already appended is a duplicate,
+    /// as on the server: stored once.
+    pub fn apply(&mut self, event: &NewEvent) -> Result<(), ScratchError> {
+        self.writer.append(vec![event.clone()])?;
+        Ok(())
     }
 
     /// Every projection row now (the bookkeeping tables left out).
     pub fn rows(&self) -> rusqlite::Result<Rows> {
         let mut out = BTreeMap::new();
         for table in projection::TABLES.iter().filter(|t| !HIDDEN.contains(t)) {
-            let mut statement = sql::prepare(&self.conn, &format!("SELECT * FROM {table}"))?;
+            let mut statement =
+                sql::prepare(self.writer.conn(), &format!("SELECT * FROM {table}"))?;
             let names: Vec<String> = statement
                 .column_names()
                 .iter()

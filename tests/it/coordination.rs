@@ -575,7 +575,7 @@ async fn a_rebuild_reproduces_owners_claims_gaps_and_alerts() {
         );
     }
     let tx = conn.transaction().unwrap();
-    hooklog::projection::rebuild(&tx).unwrap();
+    hooklog::store::rebuild::rebuild(&tx).unwrap();
     assert_eq!(dump_projections(&tx), live);
     drop(tx);
     drop(dir);

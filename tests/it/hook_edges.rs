@@ -431,7 +431,7 @@ async fn the_live_projections_equal_a_rebuild_from_the_log() {
         live.len()
     );
     let tx = conn.transaction().unwrap();
-    let replayed = hooklog::projection::rebuild(&tx).unwrap();
+    let replayed = hooklog::store::rebuild::rebuild(&tx).unwrap();
     assert_eq!(replayed as usize, 26 + 8 + 6 + 6 + 1 + 5);
     assert_eq!(
         dump_projections(&tx),

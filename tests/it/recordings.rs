@@ -355,7 +355,7 @@ async fn a_large_mixed_log_rebuilds_to_exactly_the_live_projections() {
     let live = dump_projections(&conn);
     assert!(live.len() > 1_000, "{}", live.len());
     let tx = conn.transaction().unwrap();
-    let replayed = hooklog::projection::rebuild(&tx).unwrap();
+    let replayed = hooklog::store::rebuild::rebuild(&tx).unwrap();
     assert_eq!(replayed as usize, events);
     assert_eq!(
         dump_projections(&tx),
@@ -369,7 +369,7 @@ async fn a_large_mixed_log_rebuilds_to_exactly_the_live_projections() {
         events_per_flush: 7_919,
         read_beside: false,
     };
-    hooklog::projection::rebuild_with(&tx, how).unwrap();
+    hooklog::store::rebuild::rebuild_with(&tx, how).unwrap();
     assert_eq!(dump_projections(&tx), live, "a rebuild in steps too");
     drop(tx);
     drop(dir);

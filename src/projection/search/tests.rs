@@ -90,8 +90,8 @@ fn cursors_round_trip() {
 /// A log of `n` hook events in sessions `a` (odd sequences) and `b` (even), each saying
 /// "needle", projected and indexed as the writer would.
 fn log(n: i64) -> Connection {
-    let mut conn = Connection::open_in_memory().unwrap();
-    crate::store::migrate::migrate(&mut conn).unwrap();
+    let conn = Connection::open_in_memory().unwrap();
+    crate::migrations::create(&conn).unwrap();
     for sequence in 1..=n {
         let session = if sequence % 2 == 1 { "a" } else { "b" };
         let event = StoredEvent {

@@ -14,18 +14,21 @@
 //! - `append`: one request's events (or response events), numbered, stored and projected;
 //! - `decide`: a coordination command, decided inside the batch's transaction;
 //! - `cache`: the sessions' counters, rows and calls held between events and batches;
-//! - `maintenance`: pruning, positions with JetStream streams, the WAL at shutdown.
+//! - `maintenance`: pruning, positions with JetStream streams, the WAL at shutdown;
+//! - `local`: the same batches on the caller's thread, for a scratch database.
 
 mod append;
 mod batch;
 mod cache;
 mod decide;
+mod local;
 mod maintenance;
 #[cfg(test)]
 mod tests;
 mod thread;
 
 use self::batch::Pending;
+pub use self::local::Local;
 use self::thread::WriterThread;
 use super::stats::WriterStats;
 use crate::config::Config;
@@ -36,12 +39,20 @@ use crate::response::{self, hub::ResponseHub};
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc::error::SendTimeoutError;
 use tokio::sync::{mpsc, oneshot};
 
 /// Most events one transaction takes before it commits (bounds latency under a flood).
 const MAX_BATCH_EVENTS: usize = 2048;
-/// Queued requests before producers wait (backpressure instead of unbounded memory).
-const QUEUE_CAPACITY: usize = 8192;
+
+/// How long a request from a client (`append`, `decide`, `respond`) waits for a place in a
+/// full queue before it is refused as [`AppendError::Overloaded`] (a `503` with
+/// `Retry-After`). The queue (`Config::writer_queue`, 8,192 requests) is full only when the
+/// writer is seconds of commits behind, so waiting longer would only hold the client's
+/// connection.
+/// Importers and followers (`enqueue`) wait for as long as it takes: they are the backlog.
+pub const QUEUE_WAIT: Duration = Duration::from_secs(1);
 /// How long the shutdown checkpoint waits for readers before leaving the WAL in place.
 const SHUTDOWN_CHECKPOINT_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -82,6 +93,10 @@ pub enum AppendError {
     Storage(String),
     #[error("the writer has stopped")]
     Stopped,
+    /// The writer's queue stayed full for [`QUEUE_WAIT`]: nothing was queued, so nothing from
+    /// the request is stored.
+    #[error("the writer's queue stayed full for {QUEUE_WAIT:?}")]
+    Overloaded,
 }
 
 /// A coordination command's outcome: its verdict and the events it appended.
@@ -204,7 +219,7 @@ impl Writer {
                 .unwrap_or_else(|e| e.into_inner())
                 .state = "ok";
         }
-        let (queue, commands) = mpsc::channel(QUEUE_CAPACITY);
+        let (queue, commands) = mpsc::channel(config.writer_queue.max(1));
         let writer = Writer {
             queue,
             head: thread.shared_head.clone(),
@@ -252,11 +267,19 @@ impl Writer {
     /// Appends one request's events atomically; answers once they are durable.
     pub async fn append(&self, events: Vec<NewEvent>) -> Result<Vec<Appended>, AppendError> {
         let (reply, answer) = oneshot::channel();
-        self.queue
-            .send(Command::Request(Pending::Append { events, reply }))
-            .await
-            .map_err(|_| AppendError::Stopped)?;
+        self.submit(Pending::Append { events, reply }).await?;
         answer.await.unwrap_or(Err(AppendError::Stopped))
+    }
+
+    /// Queues a client's request, waiting at most [`QUEUE_WAIT`] for a place in the queue.
+    async fn submit(&self, request: Pending) -> Result<(), AppendError> {
+        self.queue
+            .send_timeout(Command::Request(request), QUEUE_WAIT)
+            .await
+            .map_err(|e| match e {
+                SendTimeoutError::Timeout(_) => AppendError::Overloaded,
+                SendTimeoutError::Closed(_) => AppendError::Stopped,
+            })
     }
 
     /// Queues one request and returns where its answer will arrive, without waiting for it:
@@ -277,10 +300,7 @@ impl Writer {
     /// Decides a coordination command in the writer's transaction; answers after the commit.
     pub async fn decide(&self, command: coordination::Command) -> Result<Decided, AppendError> {
         let (reply, answer) = oneshot::channel();
-        self.queue
-            .send(Command::Request(Pending::Decide { command, reply }))
-            .await
-            .map_err(|_| AppendError::Stopped)?;
+        self.submit(Pending::Decide { command, reply }).await?;
         answer.await.unwrap_or(Err(AppendError::Stopped))
     }
 
@@ -292,14 +312,12 @@ impl Writer {
         records: Vec<response::Envelope>,
     ) -> Result<Vec<response::Recorded>, AppendError> {
         let (reply, answer) = oneshot::channel();
-        self.queue
-            .send(Command::Request(Pending::Respond {
-                session,
-                records,
-                reply,
-            }))
-            .await
-            .map_err(|_| AppendError::Stopped)?;
+        self.submit(Pending::Respond {
+            session,
+            records,
+            reply,
+        })
+        .await?;
         answer.await.unwrap_or(Err(AppendError::Stopped))
     }
 

@@ -264,7 +264,7 @@ fn mixed_batches_leave_the_projections_a_rebuild_gives() {
         "s1, s2 and s3 (made by t4, not by the refused a3)"
     );
     writer.conn.execute_batch("BEGIN").unwrap();
-    projection::rebuild(&writer.conn).unwrap();
+    crate::store::rebuild::rebuild(&writer.conn).unwrap();
     let rebuilt = projection::snapshot(&writer.conn).unwrap();
     writer.conn.execute_batch("ROLLBACK").unwrap();
     assert_eq!(live, rebuilt);

@@ -228,7 +228,7 @@ pub fn assert_rebuilds_to_live(path: &std::path::Path) {
                 read_beside,
             };
             let tx = conn.transaction().unwrap();
-            hooklog::projection::rebuild_with(&tx, how).expect("rebuild");
+            hooklog::store::rebuild::rebuild_with(&tx, how).expect("rebuild");
             assert_eq!(
                 dump_projections(&tx),
                 live,
