@@ -10,8 +10,9 @@
 //! open, migrate, the writer, reads), [`projection`] (derived tables), [`stream`] (the hub),
 //! [`http`] (routes), [`cli`] (subcommands), [`bench`] (the load generators of `hooklog bench`,
 //! beside the service), [`web`] (the embedded web view's files),
-//! [`jetstream`] (publishing to and consuming from NATS JetStream, for many machines). [`App`]
-//! ties them together for `main` and tests.
+//! [`jetstream`] (publishing to and consuming from NATS JetStream, for many machines);
+//! [`states`] declares the state enums each of them keeps its states in. [`App`] ties them
+//! together for `main` and tests.
 
 pub mod bench;
 pub mod cli;
@@ -25,6 +26,7 @@ pub mod ingest;
 pub mod jetstream;
 pub mod projection;
 pub mod response;
+pub mod states;
 pub mod store;
 pub mod stream;
 pub mod web;

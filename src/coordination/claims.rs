@@ -5,7 +5,8 @@
 
 use super::{Log, Verdict};
 use crate::event::time;
-use crate::projection::claims;
+use crate::projection::claims::{self, ClaimState};
+use crate::projection::sessions::SessionState;
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -68,7 +69,7 @@ pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
             });
         }
         None => Some("free"),
-        Some(h) if h.state == "released" => Some("released"),
+        Some(h) if h.state == ClaimState::Released => Some("released"),
         Some(h) if h.session_ended => Some("holder_ended"),
         Some(_) => Some("expired"),
     };
@@ -89,19 +90,19 @@ pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
 
 fn session_ended(log: &dyn Log, session_id: &str) -> rusqlite::Result<bool> {
     use rusqlite::OptionalExtension;
-    Ok(log
+    let state = log
         .conn()
-        .prepare_cached("SELECT state = 'ended' FROM sessions WHERE id = ?1")?
-        .query_row([session_id], |r| r.get::<_, bool>(0))
-        .optional()?
-        .unwrap_or(false))
+        .prepare_cached("SELECT state FROM sessions WHERE id = ?1")?
+        .query_row([session_id], |r| r.get::<_, SessionState>(0))
+        .optional()?;
+    Ok(state == Some(SessionState::Ended))
 }
 
 pub fn release(log: &mut dyn Log, c: &Release) -> rusqlite::Result<Verdict> {
     let Some(held) = current(log, &c.chat)? else {
         return Ok(Verdict::NotFound("claim"));
     };
-    if held.state != "held" || held.session_id != c.session_id {
+    if held.state != ClaimState::Held || held.session_id != c.session_id {
         return Ok(Verdict::Refused {
             code: "notHolder",
             message: format!(

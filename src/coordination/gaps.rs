@@ -5,7 +5,7 @@
 
 use super::{Log, Verdict};
 use crate::projection::accounts::Newest;
-use crate::projection::gaps::{self, Gap, GapCause};
+use crate::projection::gaps::{self, Gap, GapCause, GapStatus};
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -105,12 +105,16 @@ pub fn advance(log: &mut dyn Log, c: &Move) -> rusqlite::Result<Verdict> {
         return Ok(Verdict::NotFound("gap"));
     };
     let (from, event_type, extra) = match &c.transition {
-        Transition::Close { to_position } => {
-            ("open", "gap_closed", json!({"toPosition": to_position}))
+        Transition::Close { to_position } => (
+            GapStatus::Open,
+            "gap_closed",
+            json!({"toPosition": to_position}),
+        ),
+        Transition::Refuse { detail } => {
+            (GapStatus::Open, "gap_refused", json!({"detail": detail}))
         }
-        Transition::Refuse { detail } => ("open", "gap_refused", json!({"detail": detail})),
         Transition::Resume { by } => (
-            "refused",
+            GapStatus::Refused,
             "gap_resumed",
             json!({"by": by, "refusedDetail": gap.refused_detail}),
         ),
@@ -122,7 +126,7 @@ pub fn advance(log: &mut dyn Log, c: &Move) -> rusqlite::Result<Verdict> {
                 "gap {} is {}: only a{} {from} gap can take {event_type}; nothing was changed",
                 gap.id,
                 gap.status,
-                if from == "open" { "n" } else { "" }
+                if from == GapStatus::Open { "n" } else { "" }
             ),
             details: json!({ "gap": shown(&gap, None) }),
         });
