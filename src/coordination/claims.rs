@@ -3,11 +3,11 @@
 //! claiming again renews it; anyone else is refused (`chatClaimedElsewhere`). Every grant,
 //! renewal, refusal and release is an event, so the chat's action log is a view of the log.
 
-use super::{Log, Verdict};
+use super::{DecideError, Log, Outcome, Verdict, detail, written};
 use crate::event::time;
 use crate::projection::claims::{self, ClaimState};
 use crate::projection::sessions::SessionState;
-use serde_json::{Value, json};
+use serde_json::json;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claim {
@@ -30,11 +30,7 @@ fn current(log: &dyn Log, chat: &str) -> rusqlite::Result<Option<claims::Claim>>
     claims::get(log.conn(), chat, log.now())
 }
 
-fn shown(claim: &claims::Claim) -> Value {
-    serde_json::to_value(claim).expect("a claim serializes")
-}
-
-pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
+pub fn claim(log: &mut dyn Log, c: &Claim) -> Result<Verdict, DecideError> {
     let now = log.now();
     let expires_at = time::format(now + chrono::Duration::seconds(c.ttl_seconds));
     let held = current(log, &c.chat)?;
@@ -65,7 +61,7 @@ pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
                     "chat {} is claimed by session {} until {}",
                     c.chat, h.session_id, h.expires_at
                 ),
-                details: json!({ "holder": shown(h) }),
+                details: detail("holder", h)?,
             });
         }
         None => Some("free"),
@@ -84,8 +80,8 @@ pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
         "ttlSeconds": c.ttl_seconds, "expiresAt": expires_at, "reason": reason,
         "previousHolder": held.as_ref().filter(|h| h.session_id != c.session_id).map(|h| &h.session_id)});
     log.append(event_type, payload)?;
-    let claim = current(log, &c.chat)?.expect("just claimed");
-    Ok(Verdict::Done(shown(&claim)))
+    let claim = written(current(log, &c.chat)?, "the claim just granted or renewed")?;
+    Ok(Verdict::done(Outcome::Claim(claim)))
 }
 
 fn session_ended(log: &dyn Log, session_id: &str) -> rusqlite::Result<bool> {
@@ -98,7 +94,7 @@ fn session_ended(log: &dyn Log, session_id: &str) -> rusqlite::Result<bool> {
     Ok(state == Some(SessionState::Ended))
 }
 
-pub fn release(log: &mut dyn Log, c: &Release) -> rusqlite::Result<Verdict> {
+pub fn release(log: &mut dyn Log, c: &Release) -> Result<Verdict, DecideError> {
     let Some(held) = current(log, &c.chat)? else {
         return Ok(Verdict::NotFound("claim"));
     };
@@ -109,12 +105,12 @@ pub fn release(log: &mut dyn Log, c: &Release) -> rusqlite::Result<Verdict> {
                 "session {} does not hold chat {}; nothing was changed",
                 c.session_id, c.chat
             ),
-            details: json!({ "claim": shown(&held) }),
+            details: detail("claim", &held)?,
         });
     }
     let payload = json!({"chat": c.chat, "sessionId": c.session_id,
         "generation": held.generation, "outcome": c.outcome});
     log.append("claim_released", payload)?;
-    let claim = current(log, &c.chat)?.expect("just released");
-    Ok(Verdict::Done(shown(&claim)))
+    let claim = written(current(log, &c.chat)?, "the claim just released")?;
+    Ok(Verdict::done(Outcome::Claim(claim)))
 }
