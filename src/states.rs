@@ -17,7 +17,7 @@ pub trait Family: Copy + 'static {
 
 /// Declares a state enum: each variant with the word that stores and shows it.
 ///
-/// ```ignore
+/// ```text
 /// states! {
 ///     /// A gap's `status`.
 ///     pub enum GapStatus {
