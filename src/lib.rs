@@ -7,8 +7,8 @@
 //! committed events are published to a hub for live readers.
 //!
 //! Layout, from the bottom up (a module names only the ones before it; docs/architecture.md
-//! draws the graph, `tests/it/layers.rs` checks it): [`event`] (the envelope), [`migrations`]
-//! (the tables), [`web`] (the embedded web view's files), [`response`] (seed 003's response
+//! draws the graph, `tests/it/layers.rs` checks it): [`event`] (the envelope), [`states`]
+//! (the state enums: `states!`), [`migrations`] (the tables), [`web`] (the embedded web view's files), [`response`] (seed 003's response
 //! events), [`ingest`] (wire contracts, pure), [`projection`] (derived tables),
 //! [`coordination`] (seed 002's verbs), [`config`], [`store`] (SQLite: open, migrate, the
 //! writer, reads, rebuild), [`stream`] (the hub and the event streams), [`follow`] (transcripts)
@@ -29,6 +29,7 @@ pub mod jetstream;
 pub mod migrations;
 pub mod projection;
 pub mod response;
+pub mod states;
 pub mod store;
 pub mod stream;
 pub mod web;

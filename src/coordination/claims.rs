@@ -3,10 +3,11 @@
 //! claiming again renews it; anyone else is refused (`chatClaimedElsewhere`). Every grant,
 //! renewal, refusal and release is an event, so the chat's action log is a view of the log.
 
-use super::{Log, Verdict};
+use super::{DecideError, Log, Outcome, Verdict, detail, written};
 use crate::event::time;
-use crate::projection::claims;
-use serde_json::{Value, json};
+use crate::projection::claims::{self, ClaimState};
+use crate::projection::sessions::SessionState;
+use serde_json::json;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claim {
@@ -29,11 +30,7 @@ fn current(log: &dyn Log, chat: &str) -> rusqlite::Result<Option<claims::Claim>>
     claims::get(log.conn(), chat, log.now())
 }
 
-fn shown(claim: &claims::Claim) -> Value {
-    serde_json::to_value(claim).expect("a claim serializes")
-}
-
-pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
+pub fn claim(log: &mut dyn Log, c: &Claim) -> Result<Verdict, DecideError> {
     let now = log.now();
     let expires_at = time::format(now + chrono::Duration::seconds(c.ttl_seconds));
     let held = current(log, &c.chat)?;
@@ -64,11 +61,11 @@ pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
                     "chat {} is claimed by session {} until {}",
                     c.chat, h.session_id, h.expires_at
                 ),
-                details: json!({ "holder": shown(h) }),
+                details: detail("holder", h)?,
             });
         }
         None => Some("free"),
-        Some(h) if h.state == "released" => Some("released"),
+        Some(h) if h.state == ClaimState::Released => Some("released"),
         Some(h) if h.session_ended => Some("holder_ended"),
         Some(_) => Some("expired"),
     };
@@ -83,37 +80,37 @@ pub fn claim(log: &mut dyn Log, c: &Claim) -> rusqlite::Result<Verdict> {
         "ttlSeconds": c.ttl_seconds, "expiresAt": expires_at, "reason": reason,
         "previousHolder": held.as_ref().filter(|h| h.session_id != c.session_id).map(|h| &h.session_id)});
     log.append(event_type, payload)?;
-    let claim = current(log, &c.chat)?.expect("just claimed");
-    Ok(Verdict::Done(shown(&claim)))
+    let claim = written(current(log, &c.chat)?, "the claim just granted or renewed")?;
+    Ok(Verdict::done(Outcome::Claim(claim)))
 }
 
 fn session_ended(log: &dyn Log, session_id: &str) -> rusqlite::Result<bool> {
     use rusqlite::OptionalExtension;
-    Ok(log
+    let state = log
         .conn()
-        .prepare_cached("SELECT state = 'ended' FROM sessions WHERE id = ?1")?
-        .query_row([session_id], |r| r.get::<_, bool>(0))
-        .optional()?
-        .unwrap_or(false))
+        .prepare_cached("SELECT state FROM sessions WHERE id = ?1")?
+        .query_row([session_id], |r| r.get::<_, SessionState>(0))
+        .optional()?;
+    Ok(state == Some(SessionState::Ended))
 }
 
-pub fn release(log: &mut dyn Log, c: &Release) -> rusqlite::Result<Verdict> {
+pub fn release(log: &mut dyn Log, c: &Release) -> Result<Verdict, DecideError> {
     let Some(held) = current(log, &c.chat)? else {
         return Ok(Verdict::NotFound("claim"));
     };
-    if held.state != "held" || held.session_id != c.session_id {
+    if held.state != ClaimState::Held || held.session_id != c.session_id {
         return Ok(Verdict::Refused {
             code: "notHolder",
             message: format!(
                 "session {} does not hold chat {}; nothing was changed",
                 c.session_id, c.chat
             ),
-            details: json!({ "claim": shown(&held) }),
+            details: detail("claim", &held)?,
         });
     }
     let payload = json!({"chat": c.chat, "sessionId": c.session_id,
         "generation": held.generation, "outcome": c.outcome});
     log.append("claim_released", payload)?;
-    let claim = current(log, &c.chat)?.expect("just released");
-    Ok(Verdict::Done(shown(&claim)))
+    let claim = written(current(log, &c.chat)?, "the claim just released")?;
+    Ok(Verdict::done(Outcome::Claim(claim)))
 }

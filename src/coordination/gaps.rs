@@ -3,9 +3,11 @@
 //! refused; only a refused gap resumes (a person's decision, recorded with who made it). Any
 //! other move is a `409` and changes nothing.
 
-use super::{Log, Verdict};
+use super::{DecideError, Log, Outcome, Verdict, detail, written};
+use crate::event::StoredEvent;
 use crate::projection::accounts::Newest;
-use crate::projection::gaps::{self, Gap, GapCause};
+use crate::projection::gaps::{self, Gap, GapCause, GapStatus};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -29,23 +31,34 @@ pub struct Move {
     pub transition: Transition,
 }
 
-fn shown(gap: &Gap, created: Option<bool>) -> Value {
-    let mut value = serde_json::to_value(gap).expect("a gap serializes");
-    if let Some(created) = created {
-        value["created"] = json!(created);
-    }
-    value
+/// A gap as a command answers it: with `created` when the command could have opened it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ShownGap {
+    #[serde(flatten)]
+    pub gap: Gap,
+    /// Whether this command opened it (`false`: the account's unresolved gap was answered).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<bool>,
 }
 
-pub fn open(log: &mut dyn Log, c: &Open) -> rusqlite::Result<Verdict> {
+fn shown(gap: Gap, created: Option<bool>) -> ShownGap {
+    ShownGap { gap, created }
+}
+
+/// The gap an event has just opened, read back.
+fn opened(log: &dyn Log, event: &StoredEvent) -> Result<ShownGap, DecideError> {
+    let gap = gaps::get(log.conn(), &gaps::gap_id(&event.event_id))?;
+    Ok(shown(written(gap, "the gap just opened")?, Some(true)))
+}
+
+pub fn open(log: &mut dyn Log, c: &Open) -> Result<Verdict, DecideError> {
     if let Some(gap) = gaps::unresolved(log.conn(), &c.platform, &c.account)? {
-        return Ok(Verdict::Done(shown(&gap, Some(false))));
+        return Ok(Verdict::done(Outcome::Gap(shown(gap, Some(false)))));
     }
     let payload = json!({"platform": c.platform, "account": c.account,
         "fromPosition": c.from_position, "reason": c.reason});
     let event = log.append("gap_opened", payload)?;
-    let gap = gaps::get(log.conn(), &gaps::gap_id(&event.event_id))?.expect("just opened");
-    Ok(Verdict::Done(shown(&gap, Some(true))))
+    Ok(Verdict::done(Outcome::Gap(opened(log, &event)?)))
 }
 
 /// Where an owner that starts behind must catch up from (REQ-HOOKS-17).
@@ -69,9 +82,9 @@ pub fn open_behind(
     platform: &str,
     account: &str,
     behind: &Behind,
-) -> rusqlite::Result<Value> {
+) -> Result<ShownGap, DecideError> {
     if let Some(gap) = gaps::unresolved(log.conn(), platform, account)? {
-        return Ok(shown(&gap, Some(false)));
+        return Ok(shown(gap, Some(false)));
     }
     let mut payload = json!({"platform": platform, "account": account});
     let from = match behind {
@@ -91,26 +104,33 @@ pub fn open_behind(
         p.extend(f.clone());
     }
     let event = log.append("gap_opened", payload)?;
-    let gap = gaps::get(log.conn(), &gaps::gap_id(&event.event_id))?.expect("just opened");
-    Ok(shown(&gap, Some(true)))
+    opened(log, &event)
 }
 
 /// The account's unresolved gap, shown with `created: false`, if it has one.
-pub fn unresolved(log: &dyn Log, platform: &str, account: &str) -> rusqlite::Result<Option<Value>> {
-    Ok(gaps::unresolved(log.conn(), platform, account)?.map(|g| shown(&g, Some(false))))
+pub fn unresolved(
+    log: &dyn Log,
+    platform: &str,
+    account: &str,
+) -> rusqlite::Result<Option<ShownGap>> {
+    Ok(gaps::unresolved(log.conn(), platform, account)?.map(|g| shown(g, Some(false))))
 }
 
-pub fn advance(log: &mut dyn Log, c: &Move) -> rusqlite::Result<Verdict> {
+pub fn advance(log: &mut dyn Log, c: &Move) -> Result<Verdict, DecideError> {
     let Some(gap) = gaps::get(log.conn(), &c.gap_id)? else {
         return Ok(Verdict::NotFound("gap"));
     };
     let (from, event_type, extra) = match &c.transition {
-        Transition::Close { to_position } => {
-            ("open", "gap_closed", json!({"toPosition": to_position}))
+        Transition::Close { to_position } => (
+            GapStatus::Open,
+            "gap_closed",
+            json!({"toPosition": to_position}),
+        ),
+        Transition::Refuse { detail } => {
+            (GapStatus::Open, "gap_refused", json!({"detail": detail}))
         }
-        Transition::Refuse { detail } => ("open", "gap_refused", json!({"detail": detail})),
         Transition::Resume { by } => (
-            "refused",
+            GapStatus::Refused,
             "gap_resumed",
             json!({"by": by, "refusedDetail": gap.refused_detail}),
         ),
@@ -122,9 +142,9 @@ pub fn advance(log: &mut dyn Log, c: &Move) -> rusqlite::Result<Verdict> {
                 "gap {} is {}: only a{} {from} gap can take {event_type}; nothing was changed",
                 gap.id,
                 gap.status,
-                if from == "open" { "n" } else { "" }
+                if from == GapStatus::Open { "n" } else { "" }
             ),
-            details: json!({ "gap": shown(&gap, None) }),
+            details: detail("gap", &gap)?,
         });
     }
     let mut payload = json!({"gapId": gap.id, "platform": gap.platform, "account": gap.account});
@@ -132,6 +152,6 @@ pub fn advance(log: &mut dyn Log, c: &Move) -> rusqlite::Result<Verdict> {
         p.extend(e.clone());
     }
     log.append(event_type, payload)?;
-    let gap = gaps::get(log.conn(), &c.gap_id)?.expect("exists");
-    Ok(Verdict::Done(shown(&gap, None)))
+    let gap = written(gaps::get(log.conn(), &c.gap_id)?, "the gap just moved")?;
+    Ok(Verdict::done(Outcome::Gap(shown(gap, None))))
 }

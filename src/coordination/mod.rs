@@ -10,9 +10,14 @@ pub mod gaps;
 pub mod owners;
 
 use crate::event::StoredEvent;
+use crate::projection::alerts::{self, Alert};
+use crate::projection::claims::Claim;
+use crate::projection::owners::Owner;
 use chrono::{DateTime, Utc};
+use gaps::ShownGap;
 use rusqlite::Connection;
-use serde_json::Value;
+use serde::Serialize;
+use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// The source of every event a command appends.
@@ -32,7 +37,33 @@ pub trait Log {
     fn now(&self) -> DateTime<Utc>;
     /// Appends an outcome event. Coordination events belong to no session (a claim names its
     /// session in the payload): they must not count as, or number within, an agent's session.
-    fn append(&mut self, event_type: &str, payload: Value) -> rusqlite::Result<StoredEvent>;
+    fn append(&mut self, event_type: &str, payload: Value) -> Result<StoredEvent, DecideError>;
+}
+
+/// Why a command could not be decided. The writer then undoes the command and answers an
+/// error: nothing inside its transaction panics.
+#[derive(Debug, thiserror::Error)]
+pub enum DecideError {
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("a row did not serialize: {0}")]
+    Json(#[from] serde_json::Error),
+    /// A coordination invariant does not hold (a bug, never data): a row the command has just
+    /// written is not there, an id it has just made is stored already.
+    #[error("a coordination invariant does not hold: {0}")]
+    Invariant(&'static str),
+}
+
+/// The row a command has just written, read back: missing, an invariant is broken.
+pub fn written<T>(row: Option<T>, what: &'static str) -> Result<T, DecideError> {
+    row.ok_or(DecideError::Invariant(what))
+}
+
+/// A refusal's details: `{key: row}`.
+pub fn detail(key: &str, row: &impl Serialize) -> Result<Value, DecideError> {
+    let mut details = Map::new();
+    details.insert(key.to_string(), serde_json::to_value(row)?);
+    Ok(Value::Object(details))
 }
 
 /// The generation after `previous` (1 for the first), or `None` if it would overflow (only a
@@ -49,7 +80,7 @@ pub fn exhausted(what: &str) -> Verdict {
     Verdict::Refused {
         code: "generationExhausted",
         message: format!("{what} has reached the largest generation; nothing was changed"),
-        details: serde_json::json!({}),
+        details: Value::Object(Map::new()),
     }
 }
 
@@ -65,11 +96,32 @@ pub enum Command {
     AcknowledgeAlert { alert_id: i64, by: Option<String> },
 }
 
+/// What a command that was carried out answers: the row it leaves, as the routes show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per command, boxed in its Verdict"
+)]
+pub enum Outcome {
+    /// A heartbeat or a release: the owner.
+    Owner(Owner),
+    /// An acquire: the owner, and the account's unresolved gap (`null` when it has none).
+    Acquired {
+        #[serde(flatten)]
+        owner: Owner,
+        gap: Option<ShownGap>,
+    },
+    Claim(Claim),
+    Gap(ShownGap),
+    Alert(Alert),
+}
+
 /// How a command ended. A refusal may still have appended events (a refused acquire or
 /// claim is in the log); a `NotFound` never has.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
-    Done(Value),
+    Done(Box<Outcome>),
     Refused {
         code: &'static str,
         message: String,
@@ -78,7 +130,17 @@ pub enum Verdict {
     NotFound(&'static str),
 }
 
-pub fn execute(log: &mut dyn Log, rules: &Rules, command: &Command) -> rusqlite::Result<Verdict> {
+impl Verdict {
+    pub fn done(outcome: Outcome) -> Verdict {
+        Verdict::Done(Box::new(outcome))
+    }
+}
+
+pub fn execute(
+    log: &mut dyn Log,
+    rules: &Rules,
+    command: &Command,
+) -> Result<Verdict, DecideError> {
     match command {
         Command::Acquire(c) => owners::acquire(log, rules, c),
         Command::Heartbeat(c) => owners::heartbeat(log, rules, c),
@@ -91,8 +153,7 @@ pub fn execute(log: &mut dyn Log, rules: &Rules, command: &Command) -> rusqlite:
     }
 }
 
-fn acknowledge(log: &mut dyn Log, alert_id: i64, by: Option<&str>) -> rusqlite::Result<Verdict> {
-    use crate::projection::alerts;
+fn acknowledge(log: &mut dyn Log, alert_id: i64, by: Option<&str>) -> Result<Verdict, DecideError> {
     let Some(alert) = alerts::get(log.conn(), alert_id)? else {
         return Ok(Verdict::NotFound("alert"));
     };
@@ -100,8 +161,9 @@ fn acknowledge(log: &mut dyn Log, alert_id: i64, by: Option<&str>) -> rusqlite::
         let payload = serde_json::json!({"alertId": alert_id, "kind": alert.kind, "by": by});
         log.append("alert_acknowledged", payload)?;
     }
-    let alert = alerts::get(log.conn(), alert_id)?.expect("the alert was just read");
-    Ok(Verdict::Done(
-        serde_json::to_value(alert).expect("an alert serializes"),
-    ))
+    let alert = written(
+        alerts::get(log.conn(), alert_id)?,
+        "the alert just acknowledged",
+    )?;
+    Ok(Verdict::done(Outcome::Alert(alert)))
 }

@@ -4,9 +4,9 @@
 //! next generation). Only the holder of the current generation heartbeats and releases.
 
 use super::gaps::{self, Behind};
-use super::{Log, Rules, Verdict};
+use super::{DecideError, Log, Outcome, Rules, Verdict, detail, written};
 use crate::projection::accounts;
-use crate::projection::owners::{self, OwnerRow};
+use crate::projection::owners::{self, Owner, OwnerRow};
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,15 +37,15 @@ pub struct Release {
     pub generation: i64,
 }
 
-fn shown(log: &dyn Log, rules: &Rules, row: &OwnerRow) -> Value {
-    serde_json::to_value(row.view(log.now(), rules.owner_hung_after)).expect("serializes")
+fn shown(log: &dyn Log, rules: &Rules, row: &OwnerRow) -> Owner {
+    row.view(log.now(), rules.owner_hung_after)
 }
 
 fn current(log: &dyn Log, platform: &str, account: &str) -> rusqlite::Result<Option<OwnerRow>> {
     owners::get(log.conn(), platform, account)
 }
 
-pub fn acquire(log: &mut dyn Log, rules: &Rules, c: &Acquire) -> rusqlite::Result<Verdict> {
+pub fn acquire(log: &mut dyn Log, rules: &Rules, c: &Acquire) -> Result<Verdict, DecideError> {
     let now = log.now();
     let owner = current(log, &c.platform, &c.account)?;
     let mut previous = None;
@@ -66,7 +66,7 @@ pub fn acquire(log: &mut dyn Log, rules: &Rules, c: &Acquire) -> rusqlite::Resul
                     owner.generation,
                     owner.last_heartbeat_at
                 ),
-                details: json!({ "owner": shown(log, rules, owner) }),
+                details: detail("owner", &shown(log, rules, owner))?,
             });
         }
         if owner.released_at.is_none() {
@@ -97,10 +97,14 @@ pub fn acquire(log: &mut dyn Log, rules: &Rules, c: &Acquire) -> rusqlite::Resul
         Some(behind) => Some(gaps::open_behind(log, &c.platform, &c.account, behind)?),
         None => gaps::unresolved(log, &c.platform, &c.account)?,
     };
-    let owner = current(log, &c.platform, &c.account)?.expect("just acquired");
-    let mut answer = shown(log, rules, &owner);
-    answer["gap"] = gap.unwrap_or(Value::Null);
-    Ok(Verdict::Done(answer))
+    let owner = written(
+        current(log, &c.platform, &c.account)?,
+        "the owner just acquired",
+    )?;
+    Ok(Verdict::done(Outcome::Acquired {
+        owner: shown(log, rules, &owner),
+        gap,
+    }))
 }
 
 /// The owner row when `generation` is the live holder's, else a `notOwner` refusal.
@@ -110,7 +114,7 @@ fn holder(
     platform: &str,
     account: &str,
     generation: i64,
-) -> rusqlite::Result<Result<OwnerRow, Verdict>> {
+) -> Result<Result<OwnerRow, Verdict>, DecideError> {
     let owner = current(log, platform, account)?;
     match owner {
         Some(o) if o.generation == generation && o.released_at.is_none() => Ok(Ok(o)),
@@ -119,28 +123,34 @@ fn holder(
             message: format!(
                 "generation {generation} does not hold {platform}/{account}; nothing was changed"
             ),
-            details: json!({ "owner": other.map(|o| shown(log, rules, &o)) }),
+            details: detail("owner", &other.map(|o| shown(log, rules, &o)))?,
         })),
     }
 }
 
-pub fn heartbeat(log: &mut dyn Log, rules: &Rules, c: &Heartbeat) -> rusqlite::Result<Verdict> {
+pub fn heartbeat(log: &mut dyn Log, rules: &Rules, c: &Heartbeat) -> Result<Verdict, DecideError> {
     if let Err(refusal) = holder(log, rules, &c.platform, &c.account, c.generation)? {
         return Ok(refusal);
     }
     let payload = json!({"platform": c.platform, "account": c.account,
         "generation": c.generation, "attached": c.attached, "positions": c.positions});
     log.append("owner_heartbeat", payload)?;
-    let owner = current(log, &c.platform, &c.account)?.expect("held");
-    Ok(Verdict::Done(shown(log, rules, &owner)))
+    let owner = written(
+        current(log, &c.platform, &c.account)?,
+        "the owner heartbeating",
+    )?;
+    Ok(Verdict::done(Outcome::Owner(shown(log, rules, &owner))))
 }
 
-pub fn release(log: &mut dyn Log, rules: &Rules, c: &Release) -> rusqlite::Result<Verdict> {
+pub fn release(log: &mut dyn Log, rules: &Rules, c: &Release) -> Result<Verdict, DecideError> {
     if let Err(refusal) = holder(log, rules, &c.platform, &c.account, c.generation)? {
         return Ok(refusal);
     }
     let payload = json!({"platform": c.platform, "account": c.account, "generation": c.generation});
     log.append("owner_released", payload)?;
-    let owner = current(log, &c.platform, &c.account)?.expect("held");
-    Ok(Verdict::Done(shown(log, rules, &owner)))
+    let owner = written(
+        current(log, &c.platform, &c.account)?,
+        "the owner just released",
+    )?;
+    Ok(Verdict::done(Outcome::Owner(shown(log, rules, &owner))))
 }

@@ -115,7 +115,11 @@ where
 pub async fn run(state: &AppState, command: Command) -> Result<Response, ApiError> {
     let decided = state.store.writer.decide(command).await?;
     Ok(match decided.verdict {
-        Verdict::Done(value) => Json(value).into_response(),
+        // Through a `Value`, as ever: its keys come out in the same (sorted) order.
+        Verdict::Done(outcome) => {
+            Json(serde_json::to_value(outcome).map_err(|e| ApiError::Internal(e.to_string()))?)
+                .into_response()
+        }
         Verdict::Refused {
             code,
             message,

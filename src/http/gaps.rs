@@ -10,7 +10,7 @@ use super::sessions::{DEFAULT_ROWS, check_state};
 use crate::coordination::Command;
 use crate::coordination::gaps::{Move, Open, Transition};
 use crate::http::openapi::schemas;
-use crate::projection::gaps::{self, Gap, GapFilter};
+use crate::projection::gaps::{self, Gap, GapFilter, GapStatus};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -18,8 +18,6 @@ use axum::extract::rejection::BytesRejection;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-pub const GAP_STATES: &[&str] = &["open", "closed", "refused"];
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -213,9 +211,8 @@ pub async fn list(
     ApiQuery(query): ApiQuery<GapsQuery>,
 ) -> Result<Json<GapList>, ApiError> {
     let limit = page_limit_or(query.limit, DEFAULT_ROWS)?;
-    check_state(query.status.as_deref(), GAP_STATES)?;
     let filter = GapFilter {
-        status: query.status,
+        status: check_state(query.status.as_deref())?,
         platform: query.platform,
         account: query.account,
     };
@@ -280,11 +277,11 @@ pub async fn behind(
         .await?;
     Ok(Json(Behind {
         behind: gap.is_some(),
-        refused: gap.as_ref().is_some_and(|g| g.status == "refused"),
+        refused: gap.as_ref().is_some_and(|g| g.status == GapStatus::Refused),
         gap,
     }))
 }
 
 fn gap_states() -> utoipa::openapi::schema::Object {
-    schemas::one_of(GAP_STATES)
+    schemas::one_of(GapStatus::NAMES)
 }

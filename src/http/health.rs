@@ -3,8 +3,9 @@
 use super::AppState;
 use crate::event::time;
 use crate::jetstream::status::{Aggregating, Link, PublishLag, Publishing};
+use crate::store::WriterState;
 use crate::store::stats::StatsSnapshot;
-use crate::store::writer::Pruning;
+use crate::store::writer::{Pruning, PruningState};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -15,7 +16,8 @@ use serde::Serialize;
 pub struct Health {
     ok: bool,
     /// `ok`, `failing` (the database refused the last batch) or `stopped`.
-    writer: &'static str,
+    #[schema(value_type = String)]
+    writer: WriterState,
     version: &'static str,
     uptime_ms: u128,
     /// Seed 000's flag for a server that makes up its heroes (its demo generator): hooklog's
@@ -25,7 +27,8 @@ pub struct Health {
     head_sequence: i64,
     /// `off` (no retention policy), `ok`, or `failing`: the last prune step failed, so the log
     /// is growing past its limit. Ingest goes on, so `ok` and the status do not change.
-    retention: &'static str,
+    #[schema(value_type = String)]
+    retention: PruningState,
     /// Why pruning is failing, while it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     retention_error: Option<String>,
@@ -52,7 +55,7 @@ pub struct Health {
 pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>) {
     let writer = state.store.writer_state();
     let pruning = state.store.writer.pruning();
-    let ok = writer == "ok";
+    let ok = writer == WriterState::Ok;
     let status = if ok {
         StatusCode::OK
     } else {

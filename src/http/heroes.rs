@@ -6,12 +6,10 @@ use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
 use super::sessions::{DEFAULT_ROWS, check_state};
 use crate::http::openapi::schemas;
-use crate::projection::heroes::{self, HeroView};
+use crate::projection::heroes::{self, HeroState, HeroView};
 use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
-
-pub const HERO_STATES: &[&str] = &["idle", "active", "awaiting_input", "ended"];
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -45,10 +43,10 @@ pub async fn list(
     ApiQuery(query): ApiQuery<HeroesQuery>,
 ) -> Result<Json<HeroList>, ApiError> {
     let limit = page_limit_or(query.limit, DEFAULT_ROWS)?;
-    check_state(query.state.as_deref(), HERO_STATES)?;
+    let wanted = check_state::<HeroState>(query.state.as_deref())?;
     let heroes = state
         .store
-        .read(move |conn| heroes::list(conn, query.state.as_deref(), limit))
+        .read(move |conn| heroes::list(conn, wanted, limit))
         .await?;
     Ok(Json(HeroList { heroes }))
 }
@@ -77,5 +75,5 @@ pub async fn one(
 }
 
 fn hero_states() -> utoipa::openapi::schema::Object {
-    schemas::one_of(HERO_STATES)
+    schemas::one_of(HeroState::NAMES)
 }

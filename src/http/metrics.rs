@@ -8,6 +8,7 @@
 use super::AppState;
 use super::error::ApiError;
 use crate::store::read;
+use crate::store::writer::PruningState;
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
@@ -152,7 +153,7 @@ fn read_now(state: &AppState, alerts: Vec<(String, i64)>) -> Vec<Box<dyn Collect
         gauge(
             "hooklog_retention_failing",
             "1 while the last retention prune step failed, else 0.",
-            i64::from(writer.pruning().state == "failing"),
+            i64::from(writer.pruning().state == PruningState::Failing),
         ),
         Box::new(alerts_open),
     ]

@@ -6,23 +6,12 @@ use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
 use super::sessions::{DEFAULT_ROWS, check_state};
 use crate::http::openapi::schemas;
-use crate::projection::missions::{self, Mission, MissionFilter};
-use crate::projection::tool_uses::{self, ToolUse, ToolUseFilter};
+use crate::projection::missions::{self, Mission, MissionFilter, MissionState};
+use crate::projection::tool_uses::{self, ToolStatus, ToolUse, ToolUseFilter};
 use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 
-pub const MISSION_STATES: &[&str] = &["active", "completed", "failed", "interrupted"];
-pub const TOOL_USE_STATES: &[&str] = &[
-    "running",
-    "completed",
-    "failed",
-    "interrupted",
-    "requested",
-    "reported",
-    "denied",
-    "open",
-];
 /// The most tool uses and child missions `/missions/{id}` embeds.
 const EMBEDDED_ROWS: u32 = 1000;
 
@@ -61,9 +50,8 @@ pub async fn list(
     ApiQuery(query): ApiQuery<MissionsQuery>,
 ) -> Result<Json<MissionList>, ApiError> {
     let limit = page_limit_or(query.limit, DEFAULT_ROWS)?;
-    check_state(query.state.as_deref(), MISSION_STATES)?;
     let filter = MissionFilter {
-        state: query.state,
+        state: check_state(query.state.as_deref())?,
         hero_id: query.hero_id,
         session_id: query.session_id,
         parent_mission_id: query.parent_mission_id,
@@ -158,11 +146,10 @@ pub async fn list_tool_uses(
     ApiQuery(query): ApiQuery<ToolUsesQuery>,
 ) -> Result<Json<ToolUseList>, ApiError> {
     let limit = page_limit_or(query.limit, DEFAULT_ROWS)?;
-    check_state(query.status.as_deref(), TOOL_USE_STATES)?;
     let filter = ToolUseFilter {
+        status: check_state(query.status.as_deref())?,
         mission_id: query.mission_id,
         session_id: query.session_id,
-        status: query.status,
     };
     let tool_uses = state
         .store
@@ -172,9 +159,9 @@ pub async fn list_tool_uses(
 }
 
 fn mission_states() -> utoipa::openapi::schema::Object {
-    schemas::one_of(MISSION_STATES)
+    schemas::one_of(MissionState::NAMES)
 }
 
 fn tool_use_states() -> utoipa::openapi::schema::Object {
-    schemas::one_of(TOOL_USE_STATES)
+    schemas::one_of(ToolStatus::NAMES)
 }

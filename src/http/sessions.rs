@@ -7,8 +7,9 @@ use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
 use crate::http::openapi::schemas;
 use crate::projection::cost::{self, Group};
-use crate::projection::sessions::{self, Session};
+use crate::projection::sessions::{self, Session, SessionState};
 use crate::projection::usage;
+use crate::states::Family;
 use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
@@ -16,17 +17,14 @@ use serde::{Deserialize, Serialize};
 /// Rows a projection list returns when no `limit` is given (seed 000's `/missions` default).
 pub const DEFAULT_ROWS: u32 = 50;
 
-/// The states a session can be in.
-pub const SESSION_STATES: &[&str] = &["active", "idle", "awaiting_input", "stuck", "ended"];
-
-/// Refuses a `state` filter outside `allowed`: a typo must not look like "nothing matches".
-pub fn check_state(state: Option<&str>, allowed: &[&str]) -> Result<(), ApiError> {
+/// The state a `state` filter names; one outside `S` is refused: a typo must not look like
+/// "nothing matches".
+pub fn check_state<S: Family>(state: Option<&str>) -> Result<Option<S>, ApiError> {
     match state {
-        Some(s) if !allowed.contains(&s) => Err(ApiError::invalid(format!(
-            "state must be one of {}",
-            allowed.join(", ")
-        ))),
-        _ => Ok(()),
+        None => Ok(None),
+        Some(s) => S::parse(s).map(Some).ok_or_else(|| {
+            ApiError::invalid(format!("state must be one of {}", S::NAMES.join(", ")))
+        }),
     }
 }
 
@@ -67,12 +65,12 @@ pub async fn list(
     ApiQuery(query): ApiQuery<SessionsQuery>,
 ) -> Result<Json<SessionList>, ApiError> {
     let limit = page_limit_or(query.limit, DEFAULT_ROWS)?;
-    check_state(query.state.as_deref(), SESSION_STATES)?;
+    let wanted = check_state::<SessionState>(query.state.as_deref())?;
     let sessions = state
         .store
         .read(move |conn| {
             let filter = sessions::ListFilter {
-                state: query.state.as_deref(),
+                state: wanted,
                 source: query.source.as_deref(),
                 source_app: query.source_app.as_deref(),
                 origin: query.origin.as_deref(),
@@ -128,5 +126,5 @@ pub struct SessionWithUsage {
 }
 
 fn session_states() -> utoipa::openapi::schema::Object {
-    schemas::one_of(SESSION_STATES)
+    schemas::one_of(SessionState::NAMES)
 }

@@ -86,7 +86,7 @@ pub fn raise(
 }
 
 /// One row of `alerts`, as `GET /alerts` returns it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Alert {
     pub id: i64,

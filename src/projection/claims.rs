@@ -3,12 +3,22 @@
 //! Whether a held claim is still active (not expired, its session not ended) is computed when
 //! read.
 
+use super::sessions::SessionState;
 use super::sql;
 use super::view::View;
 use crate::event::{StoredEvent, time};
+use crate::states::states;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
+
+states! {
+    /// A claim's `state` as stored (whether it still counts is [`Claim::active`]).
+    pub enum ClaimState {
+        Held = "held",
+        Released = "released",
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -16,8 +26,8 @@ pub struct Claim {
     pub chat: String,
     pub generation: i64,
     pub session_id: String,
-    /// `held` or `released` as stored; see `active` for whether it still counts.
-    pub state: String,
+    /// As stored; see `active` for whether it still counts.
+    pub state: ClaimState,
     pub ttl_seconds: i64,
     pub granted_at: String,
     pub renewed_at: Option<String>,
@@ -37,8 +47,7 @@ impl Claim {
 }
 
 const COLUMNS: &str = "c.chat, c.generation, c.session_id, c.state, c.ttl_seconds, c.granted_at,
-     c.renewed_at, c.expires_at, c.released_at, c.outcome,
-     COALESCE(s.state = 'ended', 0)";
+     c.renewed_at, c.expires_at, c.released_at, c.outcome, s.state";
 
 /// Reads a claim; `active` is judged at `now`.
 fn row(now: DateTime<Utc>) -> impl Fn(&Row<'_>) -> rusqlite::Result<Claim> {
@@ -55,9 +64,10 @@ fn row(now: DateTime<Utc>) -> impl Fn(&Row<'_>) -> rusqlite::Result<Claim> {
             released_at: r.get(8)?,
             outcome: r.get(9)?,
             active: false,
-            session_ended: r.get(10)?,
+            session_ended: r.get::<_, Option<SessionState>>(10)? == Some(SessionState::Ended),
         };
-        claim.active = claim.state == "held" && !claim.session_ended && !claim.is_expired(now);
+        claim.active =
+            claim.state == ClaimState::Held && !claim.session_ended && !claim.is_expired(now);
         Ok(claim)
     }
 }
@@ -85,10 +95,10 @@ pub fn list(
         conn,
         &format!(
             "SELECT {COLUMNS} FROM claims c LEFT JOIN sessions s ON s.id = c.session_id
-             WHERE (?1 OR c.state = 'held') ORDER BY c.chat"
+             WHERE (?1 OR c.state = ?2) ORDER BY c.chat"
         ),
     )?
-    .query_map(params![all], row(now))?
+    .query_map(params![all, ClaimState::Held], row(now))?
     .collect::<rusqlite::Result<_>>()?;
     Ok(claims
         .into_iter()
@@ -126,7 +136,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
                 conn,
                 "INSERT OR REPLACE INTO claims (chat, generation, session_id, state, ttl_seconds,
                      granted_at, renewed_at, expires_at, released_at, outcome, last_event_id)
-                 VALUES (?1, ?2, ?3, 'held', ?4, ?5, NULL, ?6, NULL, NULL, ?7)",
+                 VALUES (?1, ?2, ?3, ?8, ?4, ?5, NULL, ?6, NULL, NULL, ?7)",
             )?
             .execute(params![
                 chat,
@@ -136,6 +146,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
                 at,
                 view.text("expiresAt").unwrap_or(at),
                 event.event_id,
+                ClaimState::Held,
             ])?;
         }
         "claim_renewed" => {
@@ -158,16 +169,18 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
         "claim_released" => {
             sql::prepare(
                 conn,
-                "UPDATE claims SET state = 'released', released_at = ?2, outcome = ?3,
+                "UPDATE claims SET state = ?6, released_at = ?2, outcome = ?3,
                      last_event_id = ?4
-                 WHERE chat = ?1 AND session_id = ?5 AND state = 'held'",
+                 WHERE chat = ?1 AND session_id = ?5 AND state = ?7",
             )?
             .execute(params![
                 chat,
                 at,
                 view.text("outcome"),
                 event.event_id,
-                session.unwrap_or("")
+                session.unwrap_or(""),
+                ClaimState::Released,
+                ClaimState::Held,
             ])?;
         }
         "claim_refused" => {}

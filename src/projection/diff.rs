@@ -76,6 +76,7 @@ diff!(ToolUse {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::projection::heroes::HeroState;
     use serde_json::{Value, json};
 
     #[test]
@@ -88,7 +89,7 @@ mod tests {
             tty: None,
             model: None,
             faction: None,
-            state: "idle".into(),
+            state: HeroState::Idle,
             active_mission_id: None,
             mission_count: 0,
             spawned_event_id: "e".into(),
@@ -99,7 +100,7 @@ mod tests {
         let all: Value = serde_json::from_slice(&all).unwrap();
         assert_eq!(all.as_object().unwrap().len(), 12);
         let mut after = hero.clone();
-        after.state = "active".into();
+        after.state = HeroState::Active;
         after.active_mission_id = Some("m\"1".into());
         after.mission_count = 2;
         let mut out = b"{".to_vec();

@@ -3,7 +3,7 @@
 //! factory form (`{"context": {...}, "payload": {...}}`), times from `context.eventTime` (the
 //! event's `event_time`).
 
-use super::sessions::{FactoryChange, Lifecycle};
+use super::sessions::{FactoryChange, Lifecycle, SessionState};
 use super::sql;
 use crate::event::StoredEvent;
 use rusqlite::{Connection, Row, params};
@@ -38,13 +38,14 @@ impl Parts {
     }
 }
 
-/// The session state a factory lifecycle status means, for the shared `sessions.state`.
-pub fn session_state(status: &str) -> Option<&'static str> {
+/// The session state a factory lifecycle status means, for the shared `sessions.state`. The
+/// statuses are seed 003's, an open vocabulary kept as the factory sends it.
+pub fn session_state(status: &str) -> Option<SessionState> {
     match status {
-        "RUNNING" | "RESUMING" | "CANCELING" => Some("active"),
-        "QUEUED" | "AWAITING_APPROVAL" | "PAUSED" => Some("idle"),
+        "RUNNING" | "RESUMING" | "CANCELING" => Some(SessionState::Active),
+        "QUEUED" | "AWAITING_APPROVAL" | "PAUSED" => Some(SessionState::Idle),
         "SUCCEEDED" | "FAILED" | "CANCELED" | "TIMED_OUT" | "INTERRUPTED" | "TERMINATED" => {
-            Some("ended")
+            Some(SessionState::Ended)
         }
         _ => None,
     }

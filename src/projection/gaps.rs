@@ -5,6 +5,7 @@ use super::alerts;
 use super::sql;
 use super::view::View;
 use crate::event::StoredEvent;
+use crate::states::states;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -12,43 +13,25 @@ use serde_json::{Value, json};
 pub const CATCH_UP_REFUSED: &str = "catchUpRefused";
 pub const GAP_RESUMED: &str = "gapResumed";
 
-/// Why a gap opened (`gaps.cause`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GapCause {
-    /// `POST /gaps`.
-    Request,
-    /// An owner took over from a stopped or hung one: from its last heartbeat's positions.
-    Takeover,
-    /// A first owner on an account with events: from the newest of them.
-    FirstOwner,
-}
-
-impl GapCause {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GapCause::Request => "request",
-            GapCause::Takeover => "takeover",
-            GapCause::FirstOwner => "first_owner",
-        }
-    }
-
-    fn parse(text: &str) -> Option<GapCause> {
-        [GapCause::Request, GapCause::Takeover, GapCause::FirstOwner]
-            .into_iter()
-            .find(|c| c.as_str() == text)
+states! {
+    /// A gap's `status`: `open` until closed; a refused catch-up stays `refused` until someone
+    /// resumes it.
+    pub enum GapStatus {
+        Open = "open",
+        Closed = "closed",
+        Refused = "refused",
     }
 }
 
-impl rusqlite::types::ToSql for GapCause {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(self.as_str().into())
-    }
-}
-
-impl rusqlite::types::FromSql for GapCause {
-    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-        GapCause::parse(value.as_str()?).ok_or(rusqlite::types::FromSqlError::InvalidType)
+states! {
+    /// Why a gap opened (`gaps.cause`).
+    pub enum GapCause {
+        /// `POST /gaps`.
+        Request = "request",
+        /// An owner took over from a stopped or hung one: from its last heartbeat's positions.
+        Takeover = "takeover",
+        /// A first owner on an account with events: from the newest of them.
+        FirstOwner = "first_owner",
     }
 }
 
@@ -63,7 +46,7 @@ pub struct Gap {
     pub id: String,
     pub platform: String,
     pub account: String,
-    pub status: String,
+    pub status: GapStatus,
     pub reason: String,
     pub cause: GapCause,
     pub from_position: Option<String>,
@@ -124,7 +107,9 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Gap>> {
         .optional()
 }
 
-/// The account's gap that is not closed (open or refused), if any.
+/// The account's gap that is not closed (open or refused), if any. The state is written in the
+/// statement, not bound: only then can SQLite use `gaps_unresolved`, a partial index on this
+/// very condition.
 pub fn unresolved(
     conn: &Connection,
     platform: &str,
@@ -143,7 +128,7 @@ pub fn unresolved(
 
 #[derive(Debug, Default, Clone)]
 pub struct GapFilter {
-    pub status: Option<String>,
+    pub status: Option<GapStatus>,
     pub platform: Option<String>,
     pub account: Option<String>,
 }
@@ -174,7 +159,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
             conn,
             &format!(
                 "INSERT OR REPLACE INTO gaps ({COLUMNS}, opened_sequence)
-             VALUES (?1, ?2, ?3, 'open', ?4, ?5, NULL, NULL, NULL, '[]', ?6, NULL, NULL, NULL, ?7,
+             VALUES (?1, ?2, ?3, ?13, ?4, ?5, NULL, NULL, NULL, '[]', ?6, NULL, NULL, NULL, ?7,
                      ?9, ?10, ?11, ?12, ?8)"
             ),
         )?
@@ -195,6 +180,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
                 .map(|p| p.to_string()),
             view.text("fromHeartbeatAt"),
             view.text("fromEventId"),
+            GapStatus::Open,
         ])?;
         return Ok(());
     }
@@ -209,14 +195,14 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
     let mut history = gap.history.as_array().cloned().unwrap_or_default();
     match event.event_type.as_str() {
         "gap_closed" => {
-            gap.status = "closed".into();
+            gap.status = GapStatus::Closed;
             gap.to_position = view.text("toPosition").map(str::to_string);
             gap.closed_at = Some(at.clone());
         }
         "gap_refused" => {
             let detail = view.text("detail").unwrap_or("").to_string();
             history.push(json!({"refused": detail, "at": at}));
-            gap.status = "refused".into();
+            gap.status = GapStatus::Refused;
             gap.refused_detail = Some(detail.clone());
             gap.refused_at = Some(at.clone());
             let message = format!(
@@ -229,7 +215,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
         "gap_resumed" => {
             let by = view.text("by").unwrap_or("").to_string();
             history.push(json!({"resumedBy": by, "at": at}));
-            gap.status = "open".into();
+            gap.status = GapStatus::Open;
             gap.resumed_by = Some(by.clone());
             gap.resumed_at = Some(at.clone());
             let message = format!(

@@ -2,7 +2,9 @@
 //! UUIDv5 of its session id, so the same session gets the same hero in every database and
 //! after every rebuild, whichever of its events arrives first.
 
+use super::sessions::SessionState;
 use super::sql;
+use crate::states::states;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 use std::sync::LazyLock;
@@ -19,6 +21,27 @@ pub fn hero_id(session_id: &str) -> String {
     )
 }
 
+states! {
+    /// A hero's `state`: its session's, as hook events set it (a hook never says `stuck`).
+    pub enum HeroState {
+        Idle = "idle",
+        Active = "active",
+        AwaitingInput = "awaiting_input",
+        Ended = "ended",
+    }
+}
+
+impl From<HeroState> for SessionState {
+    fn from(state: HeroState) -> SessionState {
+        match state {
+            HeroState::Idle => SessionState::Idle,
+            HeroState::Active => SessionState::Active,
+            HeroState::AwaitingInput => SessionState::AwaitingInput,
+            HeroState::Ended => SessionState::Ended,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hero {
@@ -29,7 +52,7 @@ pub struct Hero {
     pub tty: Option<String>,
     pub model: Option<String>,
     pub faction: Option<String>,
-    pub state: String,
+    pub state: HeroState,
     pub active_mission_id: Option<String>,
     pub mission_count: i64,
     pub spawned_event_id: String,
@@ -97,7 +120,11 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<HeroView>> {
 }
 
 /// Heroes by most recent activity, optionally in one state.
-pub fn list(conn: &Connection, state: Option<&str>, limit: u32) -> rusqlite::Result<Vec<HeroView>> {
+pub fn list(
+    conn: &Connection,
+    state: Option<HeroState>,
+    limit: u32,
+) -> rusqlite::Result<Vec<HeroView>> {
     sql::prepare(
         conn,
         &format!(
@@ -112,9 +139,9 @@ pub fn list(conn: &Connection, state: Option<&str>, limit: u32) -> rusqlite::Res
 pub fn live(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<HeroView>> {
     sql::prepare(
         conn,
-        &format!("{VIEW} WHERE h.state <> 'ended' ORDER BY s.last_sequence DESC LIMIT ?1"),
+        &format!("{VIEW} WHERE h.state <> ?2 ORDER BY s.last_sequence DESC LIMIT ?1"),
     )?
-    .query_map([limit], view)?
+    .query_map(params![limit, HeroState::Ended], view)?
     .collect()
 }
 

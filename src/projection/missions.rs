@@ -5,25 +5,23 @@
 
 use super::filter::Where;
 use super::sql;
+use crate::states::states;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
 use std::sync::LazyLock;
 
-/// A mission's `state`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MissionState {
-    Active,
-    Completed,
-    Failed,
-    Interrupted,
-}
-
-impl MissionState {
-    pub fn parse(state: &str) -> Option<MissionState> {
-        serde_json::from_value(serde_json::Value::from(state)).ok()
+states! {
+    /// A mission's `state`.
+    pub enum MissionState {
+        Active = "active",
+        Completed = "completed",
+        Failed = "failed",
+        Interrupted = "interrupted",
     }
 }
+
+// The queries of active missions write `state = 'active'` in the statement, not bound: only
+// then can SQLite use `missions_active`, a partial index on this very condition.
 
 /// The mission id an opening event gives.
 pub fn mission_id(event_id: &str) -> String {
@@ -37,7 +35,7 @@ pub struct Mission {
     pub hero_id: String,
     pub session_id: String,
     pub kind: String,
-    pub state: String,
+    pub state: MissionState,
     pub prompt: Option<String>,
     pub title: Option<String>,
     pub summary: Option<String>,
@@ -144,8 +142,8 @@ pub fn latest_tool_uses(
     tools: u32,
     active_tools: u32,
 ) -> rusqlite::Result<Vec<super::tool_uses::ToolUse>> {
-    let limit = match MissionState::parse(&mission.state) {
-        Some(MissionState::Active) => active_tools,
+    let limit = match mission.state {
+        MissionState::Active => active_tools,
         _ => tools,
     };
     super::tool_uses::latest_of_mission(conn, mission, limit)
@@ -154,7 +152,7 @@ pub fn latest_tool_uses(
 /// The filters of `GET /missions`.
 #[derive(Debug, Default, Clone)]
 pub struct MissionFilter {
-    pub state: Option<String>,
+    pub state: Option<MissionState>,
     pub hero_id: Option<String>,
     pub session_id: Option<String>,
     pub parent_mission_id: Option<String>,
@@ -174,7 +172,7 @@ pub fn list(
 
 fn list_filter(filter: &MissionFilter) -> Where {
     Where::default()
-        .eq("state", filter.state.as_deref())
+        .eq("state", filter.state.map(MissionState::as_str))
         .eq("hero_id", filter.hero_id.as_deref())
         .eq("session_id", filter.session_id.as_deref())
         .eq("parent_mission_id", filter.parent_mission_id.as_deref())
@@ -262,7 +260,7 @@ mod tests {
             ),
             (
                 MissionFilter {
-                    state: text("failed"),
+                    state: Some(MissionState::Failed),
                     ..Default::default()
                 },
                 "missions_by_state",

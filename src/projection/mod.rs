@@ -33,6 +33,7 @@ pub mod view;
 use crate::event::{Source, StoredEvent};
 use crate::ingest::transcript;
 use rusqlite::{Connection, OptionalExtension};
+use sessions::SessionState;
 use tables::{Live, Tables};
 use view::View;
 
@@ -134,7 +135,7 @@ pub fn apply_agents(
                 transcript_path: view.text("transcriptPath"),
                 model: view.text("modelId").or_else(|| view.text("model")),
                 permission_mode: view.text("permissionMode"),
-                state: hook::state_after(action, view),
+                state: hook::state_after(action, view).map(Into::into),
                 source_app: view.text("sourceApp"),
                 compaction: match event.event_type.as_str() {
                     "PreCompact" => Some(sessions::Compaction::Began),
@@ -152,17 +153,18 @@ pub fn apply_agents(
             }
         }
         Parsed::Normalized(view) => {
+            // The event types of seed 001 (not states, though two share a word with one).
             let state = match event.event_type.as_str() {
-                "registered" | "unstuck" => Some("active"),
-                "stuck" => Some("stuck"),
-                "ended" => Some("ended"),
+                "registered" | "unstuck" => Some(SessionState::Active),
+                "stuck" => Some(SessionState::Stuck),
+                "ended" => Some(SessionState::Ended),
                 _ => None,
             };
             let facts = sessions::Facts {
                 cwd: view.text("cwd"),
                 pane_id: view.text("paneId"),
                 transcript_path: view.text("transcriptPath"),
-                stuck: (state == Some("stuck")).then(|| {
+                stuck: (state == Some(SessionState::Stuck)).then(|| {
                     (
                         view.text("reason").unwrap_or(""),
                         view.text("message").unwrap_or(""),
@@ -187,7 +189,7 @@ pub fn apply_agents(
                 cli: view.text("cli"),
                 cwd: view.text("cwd"),
                 model: view.text("model"),
-                state_if_new: Some("ended"),
+                state_if_new: Some(SessionState::Ended),
                 ..Default::default()
             };
             tables.session(event, &facts)?;

@@ -7,6 +7,7 @@ use super::alerts;
 use super::sql;
 use super::view::View;
 use crate::event::{StoredEvent, time};
+use crate::states::states;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
@@ -14,6 +15,16 @@ use serde_json::json;
 
 pub const WATCHER_ALREADY_RUNNING: &str = "watcherAlreadyRunning";
 pub const HUNG_OWNER: &str = "hungOwner";
+
+states! {
+    /// An owner's `status` at the time of a read (computed, never stored).
+    pub enum OwnerStatus {
+        Live = "live",
+        /// No heartbeat for longer than the hung limit.
+        Hung = "hung",
+        Released = "released",
+    }
+}
 
 /// An owner as stored. The relay token's hash stays in the table: it is never sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,8 +51,7 @@ pub struct Owner {
     pub platform: String,
     pub account: String,
     pub generation: i64,
-    /// `live`, `hung` (no heartbeat for longer than the hung limit) or `released`.
-    pub status: &'static str,
+    pub status: OwnerStatus,
     pub pid: i64,
     pub hostname: String,
     pub relay_port: Option<i64>,
@@ -68,9 +78,9 @@ impl OwnerRow {
 
     pub fn view(&self, now: DateTime<Utc>, hung_after: std::time::Duration) -> Owner {
         let status = match (&self.released_at, self.is_silent(now, hung_after)) {
-            (Some(_), _) => "released",
-            (None, true) => "hung",
-            (None, false) => "live",
+            (Some(_), _) => OwnerStatus::Released,
+            (None, true) => OwnerStatus::Hung,
+            (None, false) => OwnerStatus::Live,
         };
         Owner {
             platform: self.platform.clone(),

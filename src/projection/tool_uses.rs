@@ -6,32 +6,29 @@
 use super::filter::Where;
 use super::missions::Mission;
 use super::sql;
+use crate::states::states;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
 use std::sync::LazyLock;
 
-/// A tool use's `status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolStatus {
-    Running,
-    Completed,
-    Failed,
-    Interrupted,
-    /// A permission request.
-    Requested,
-    /// A call announced without the agent's id: its end cannot be matched.
-    Reported,
-    Denied,
-    /// A task not completed yet.
-    Open,
+states! {
+    /// A tool use's `status`.
+    pub enum ToolStatus {
+        Running = "running",
+        Completed = "completed",
+        Failed = "failed",
+        Interrupted = "interrupted",
+        /// A permission request.
+        Requested = "requested",
+        /// A call announced without the agent's id: its end cannot be matched.
+        Reported = "reported",
+        Denied = "denied",
+        /// A task not completed yet.
+        Open = "open",
+    }
 }
 
 impl ToolStatus {
-    pub fn parse(status: &str) -> Option<ToolStatus> {
-        serde_json::from_value(serde_json::Value::from(status)).ok()
-    }
-
     /// Whether the call has ended (and has a result).
     pub fn is_finished(self) -> bool {
         matches!(
@@ -43,6 +40,9 @@ impl ToolStatus {
         )
     }
 }
+
+// The queries of running tool uses write `status = 'running'` in the statement, not bound:
+// only then can SQLite use `tool_uses_running`, a partial index on this very condition.
 
 /// The tool use id an event gives.
 pub fn tool_row_id(event_id: &str) -> String {
@@ -61,7 +61,7 @@ pub struct ToolUse {
     pub tool: String,
     pub kind: String,
     pub preview: Option<String>,
-    pub status: String,
+    pub status: ToolStatus,
     pub error: Option<String>,
     pub opened_event_id: Option<String>,
     pub closed_event_id: Option<String>,
@@ -209,7 +209,7 @@ pub fn latest_of_mission(
 pub struct ToolUseFilter {
     pub mission_id: Option<String>,
     pub session_id: Option<String>,
-    pub status: Option<String>,
+    pub status: Option<ToolStatus>,
 }
 
 /// Tool uses in the order they started.
@@ -241,10 +241,10 @@ fn list_filter(filter: &ToolUseFilter) -> Where {
             .eq("mission_id", Some(mission));
     }
     terms = terms.eq("session_id", filter.session_id.as_deref());
-    match filter.status.as_deref() {
+    match filter.status {
         // What runs now is in `tool_uses_running`, a partial index on this very condition.
-        Some("running") => terms.term("status = 'running'"),
-        status => terms.eq("status", status),
+        Some(ToolStatus::Running) => terms.term("status = 'running'"),
+        status => terms.eq("status", status.map(ToolStatus::as_str)),
     }
 }
 
@@ -340,7 +340,7 @@ mod tests {
         let text = |s: &str| Some(s.to_string());
         for filter in [
             ToolUseFilter {
-                status: text("running"),
+                status: Some(ToolStatus::Running),
                 ..Default::default()
             },
             ToolUseFilter {
@@ -349,12 +349,12 @@ mod tests {
             },
             ToolUseFilter {
                 session_id: text("s"),
-                status: text("running"),
+                status: Some(ToolStatus::Running),
                 ..Default::default()
             },
             ToolUseFilter {
                 mission_id: text("m"),
-                status: text("completed"),
+                status: Some(ToolStatus::Completed),
                 ..Default::default()
             },
         ] {

@@ -13,11 +13,23 @@ pub mod stats;
 pub mod writer;
 
 use crate::config::Config;
+use crate::states::states;
 use open::ReadPool;
 use rusqlite::Connection;
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 pub use writer::{AppendError, Appended, Decided, Position, Publish, Writer};
+
+states! {
+    /// Whether the writer can store events.
+    pub enum WriterState {
+        Ok = "ok",
+        /// The database refused the last batch.
+        Failing = "failing",
+        /// Its thread has ended: nothing can be stored.
+        Stopped = "stopped",
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -87,9 +99,8 @@ impl Store {
         })
     }
 
-    /// The writer's state: `ok`, `failing` (the last batch was refused by the database), or
-    /// `stopped` (its thread has ended; nothing can be stored).
-    pub fn writer_state(&self) -> &'static str {
+    /// The writer's state.
+    pub fn writer_state(&self) -> WriterState {
         let running = self
             .writer_thread
             .lock()
@@ -97,9 +108,9 @@ impl Store {
             .as_ref()
             .is_some_and(|t| !t.is_finished());
         match (running, self.writer.is_healthy()) {
-            (false, _) => "stopped",
-            (true, false) => "failing",
-            (true, true) => "ok",
+            (false, _) => WriterState::Stopped,
+            (true, false) => WriterState::Failing,
+            (true, true) => WriterState::Ok,
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 /// From the bottom up. A module may name the modules of the layers below its own, never one
 /// of its own layer or above.
 const LAYERS: &[&[&str]] = &[
-    &["event", "migrations", "web"],
+    &["event", "migrations", "states", "web"],
     &["response"],
     &["ingest"],
     &["projection"],

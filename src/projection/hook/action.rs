@@ -4,6 +4,8 @@
 use super::View;
 use crate::event::StoredEvent;
 use crate::ingest::hook::KNOWN_CLIS;
+use crate::projection::heroes::HeroState;
+use crate::projection::missions::MissionState;
 
 /// What a hook event does, from its name and its hook-specific `type`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -11,7 +13,7 @@ pub enum Action {
     Spawn,
     OpenMission,
     CloseMission {
-        state: &'static str,
+        state: MissionState,
     },
     ToolStart,
     ToolEnd {
@@ -38,8 +40,12 @@ pub fn action(event_type: &str, hook_type: Option<&str>) -> Action {
         (_, Some("permission_request")) => Action::Permission,
         ("SessionStart", _) => Action::Spawn,
         ("UserPromptSubmit" | "mission_start" | "hero_active", _) => Action::OpenMission,
-        ("Stop" | "hero_idle", _) => Action::CloseMission { state: "completed" },
-        ("StopFailure", _) => Action::CloseMission { state: "failed" },
+        ("Stop" | "hero_idle", _) => Action::CloseMission {
+            state: MissionState::Completed,
+        },
+        ("StopFailure", _) => Action::CloseMission {
+            state: MissionState::Failed,
+        },
         ("PreToolUse" | "file_access" | "bash_command", _) => Action::ToolStart,
         ("PostToolUse", _) => Action::ToolEnd { failed: false },
         ("PostToolUseFailure", _) => Action::ToolEnd { failed: true },
@@ -56,24 +62,24 @@ pub fn action(event_type: &str, hook_type: Option<&str>) -> Action {
 }
 
 /// The state a hook event puts its session (and hero) in; `None` leaves it.
-pub fn state_after(action: Action, view: &View) -> Option<&'static str> {
+pub fn state_after(action: Action, view: &View) -> Option<HeroState> {
     match action {
         // After a denial the agent carries on without the call.
-        Action::OpenMission | Action::ToolEnd { .. } | Action::Denied => Some("active"),
-        Action::SubagentStart | Action::SubagentStop => Some("active"),
-        Action::ToolStart if awaits_input(view) => Some("awaiting_input"),
-        Action::ToolStart => Some("active"),
-        Action::Permission => Some("awaiting_input"),
-        Action::CloseMission { .. } => Some("idle"),
-        Action::End => Some("ended"),
+        Action::OpenMission | Action::ToolEnd { .. } | Action::Denied => Some(HeroState::Active),
+        Action::SubagentStart | Action::SubagentStop => Some(HeroState::Active),
+        Action::ToolStart if awaits_input(view) => Some(HeroState::AwaitingInput),
+        Action::ToolStart => Some(HeroState::Active),
+        Action::Permission => Some(HeroState::AwaitingInput),
+        Action::CloseMission { .. } => Some(HeroState::Idle),
+        Action::End => Some(HeroState::Ended),
         Action::Notify => match view.text("notificationType") {
-            Some("permission_prompt" | "elicitation_dialog") => Some("awaiting_input"),
+            Some("permission_prompt" | "elicitation_dialog") => Some(HeroState::AwaitingInput),
             _ => None,
         },
         // A fresh or resumed session waits for its prompt; a SessionStart after a compact
         // comes in the middle of work and changes nothing.
         Action::Spawn if view.text("source") == Some("compact") => None,
-        Action::Spawn => Some("idle"),
+        Action::Spawn => Some(HeroState::Idle),
         Action::TaskOpen | Action::TaskDone | Action::Other => None,
     }
 }

@@ -20,7 +20,7 @@ mod tool;
 pub use action::{Action, action, cli_of, cwd_of, state_after};
 
 use super::Effects;
-use super::heroes::{self, Hero};
+use super::heroes::{self, Hero, HeroState};
 use super::tables::Tables;
 use super::view::View;
 use crate::event::StoredEvent;
@@ -87,7 +87,7 @@ pub fn apply<T: Tables>(tables: &T, event: &StoredEvent, view: &View) -> rusqlit
         Action::Notify | Action::Other => None,
     };
     if let Some(state) = state_after(action, view) {
-        ctx.hero.state = state.into();
+        ctx.hero.state = state;
     }
     let hero_id = ctx.hero.id.clone();
     tables.save_hero(ctx.hero)?;
@@ -123,7 +123,7 @@ fn hero_for(
                 tty: None,
                 model: None,
                 faction: None,
-                state: "idle".into(),
+                state: HeroState::Idle,
                 active_mission_id: None,
                 mission_count: 0,
                 spawned_event_id: event.event_id.clone(),

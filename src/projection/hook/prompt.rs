@@ -3,8 +3,9 @@
 
 use super::{Ctx, PROMPT_CHARS, SUMMARY_CHARS, TITLE_CHARS};
 use crate::ingest::bounds::clip;
-use crate::projection::missions::{self, Mission};
+use crate::projection::missions::{self, Mission, MissionState};
 use crate::projection::tables::Tables;
+use crate::projection::tool_uses::ToolStatus;
 
 impl<T: Tables> Ctx<'_, T> {
     pub(super) fn mission(&self, id: &str) -> rusqlite::Result<Option<Mission>> {
@@ -17,7 +18,7 @@ impl<T: Tables> Ctx<'_, T> {
             hero_id: self.hero.id.clone(),
             session_id: self.session.to_string(),
             kind: kind.into(),
-            state: "active".into(),
+            state: MissionState::Active,
             prompt: None,
             title: None,
             summary: None,
@@ -48,7 +49,7 @@ impl<T: Tables> Ctx<'_, T> {
             .map(|t| clip(t.trim(), TITLE_CHARS));
         if let Some(active) = self.hero.active_mission_id.clone()
             && let Some(mut mission) = self.mission(&active)?
-            && mission.state == "active"
+            && mission.state == MissionState::Active
         {
             if mission.prompt.is_none() && prompt.is_some() {
                 mission.prompt = prompt;
@@ -71,11 +72,14 @@ impl<T: Tables> Ctx<'_, T> {
 
     /// Ends the mission in progress with `state`; its open subagents and running tools are
     /// marked interrupted (their ends were never seen). A second Stop finds nothing to end.
-    pub(super) fn close_mission(&mut self, state: &str) -> rusqlite::Result<Option<String>> {
+    pub(super) fn close_mission(
+        &mut self,
+        state: MissionState,
+    ) -> rusqlite::Result<Option<String>> {
         let at = &self.event.event_time;
         // Running tools whose end was never seen: the user pressed Esc, or the agent was killed.
         for mut tool in self.tables.running_tools(self.session)? {
-            tool.status = "interrupted".into();
+            tool.status = ToolStatus::Interrupted;
             tool.closed_event_id = Some(self.event.event_id.clone());
             tool.finished_at = Some(at.clone());
             self.tables.save_tool(tool)?;
@@ -84,15 +88,15 @@ impl<T: Tables> Ctx<'_, T> {
             return Ok(None);
         };
         if let Some(mut mission) = self.mission(&id)?
-            && mission.state == "active"
+            && mission.state == MissionState::Active
         {
-            mission.state = state.into();
+            mission.state = state;
             mission.summary = self.summary().or(mission.summary);
             mission.closed_event_id = Some(self.event.event_id.clone());
             mission.completed_at = Some(at.clone());
             self.tables.save_mission(mission)?;
             for mut child in self.tables.active_children(self.session, &id)? {
-                child.state = "interrupted".into();
+                child.state = MissionState::Interrupted;
                 child.closed_event_id = Some(self.event.event_id.clone());
                 child.completed_at = Some(at.clone());
                 self.tables.save_mission(child)?;
@@ -103,7 +107,7 @@ impl<T: Tables> Ctx<'_, T> {
 
     /// `SessionEnd`: whatever was in progress was interrupted.
     pub(super) fn end(&mut self) -> rusqlite::Result<Option<String>> {
-        let closed = self.close_mission("interrupted")?;
+        let closed = self.close_mission(MissionState::Interrupted)?;
         Ok(closed)
     }
 

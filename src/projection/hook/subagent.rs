@@ -3,7 +3,7 @@
 
 use super::{Ctx, LINEAGE_DEGRADED, SUBAGENT_ID_CHARS, TITLE_CHARS};
 use crate::ingest::bounds::clip;
-use crate::projection::missions::Mission;
+use crate::projection::missions::{Mission, MissionState};
 use crate::projection::tables::Tables;
 use serde_json::json;
 
@@ -85,8 +85,8 @@ impl<T: Tables> Ctx<'_, T> {
             return Ok(None);
         };
         let id = child.id.clone();
-        if child.state == "active" {
-            child.state = "completed".into();
+        if child.state == MissionState::Active {
+            child.state = MissionState::Completed;
             child.summary = self.summary().or(child.summary);
             child.closed_event_id = Some(self.event.event_id.clone());
             child.completed_at = Some(self.event.event_time.clone());

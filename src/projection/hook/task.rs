@@ -4,7 +4,7 @@ use super::Ctx;
 use super::preview::one_line;
 use super::tool::millis_between;
 use crate::projection::tables::Tables;
-use crate::projection::tool_uses::ToolUse;
+use crate::projection::tool_uses::{ToolStatus, ToolUse};
 
 impl<T: Tables> Ctx<'_, T> {
     /// `TaskCreated`: a row of kind `task`, `open` until its `TaskCompleted`, under the
@@ -14,7 +14,7 @@ impl<T: Tables> Ctx<'_, T> {
         if let Some(known) = self.task()? {
             return Ok(known.mission_id); // announced twice
         }
-        let row = self.new_task("open")?;
+        let row = self.new_task(ToolStatus::Open)?;
         let mission = row.mission_id.clone();
         self.tables.save_tool(row)?;
         Ok(mission)
@@ -24,7 +24,7 @@ impl<T: Tables> Ctx<'_, T> {
     pub(super) fn task_done(&mut self) -> rusqlite::Result<Option<String>> {
         let at = self.event.event_time.clone();
         let row = match self.task()? {
-            Some(mut row) if row.status == "open" => {
+            Some(mut row) if row.status == ToolStatus::Open => {
                 row.duration_ms = row
                     .started_at
                     .as_deref()
@@ -35,11 +35,11 @@ impl<T: Tables> Ctx<'_, T> {
             None => ToolUse {
                 opened_event_id: None,
                 started_at: None,
-                ..self.new_task("completed")?
+                ..self.new_task(ToolStatus::Completed)?
             },
         };
         let row = ToolUse {
-            status: "completed".into(),
+            status: ToolStatus::Completed,
             closed_event_id: Some(self.event.event_id.clone()),
             finished_at: Some(at),
             ..row
@@ -63,7 +63,7 @@ impl<T: Tables> Ctx<'_, T> {
         }
     }
 
-    fn new_task(&self, status: &str) -> rusqlite::Result<ToolUse> {
+    fn new_task(&self, status: ToolStatus) -> rusqlite::Result<ToolUse> {
         let subject = ["taskSubject", "taskDescription"]
             .iter()
             .find_map(|f| self.view.text(f));

@@ -3,6 +3,7 @@
 use super::preview::preview;
 use super::tool::millis_between;
 use super::*;
+use crate::projection::missions::MissionState;
 
 #[test]
 fn dispatch_follows_the_seed_map() {
@@ -22,11 +23,15 @@ fn dispatch_follows_the_seed_map() {
     );
     assert_eq!(
         action("hero_idle", None),
-        Action::CloseMission { state: "completed" }
+        Action::CloseMission {
+            state: MissionState::Completed
+        }
     );
     assert_eq!(
         action("StopFailure", None),
-        Action::CloseMission { state: "failed" }
+        Action::CloseMission {
+            state: MissionState::Failed
+        }
     );
     assert_eq!(action("PreCompact", None), Action::Other);
 }

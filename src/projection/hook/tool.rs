@@ -6,7 +6,7 @@ use super::ERROR_CHARS;
 use super::preview::{one_line, preview, tool_name};
 use crate::ingest::bounds::clip;
 use crate::projection::tables::Tables;
-use crate::projection::tool_uses::{self, ToolUse};
+use crate::projection::tool_uses::{self, ToolStatus, ToolUse};
 
 impl<T: Tables> Ctx<'_, T> {
     /// The mission a tool event belongs to: its subagent's, when the event names an agent with
@@ -24,7 +24,7 @@ impl<T: Tables> Ctx<'_, T> {
         &self,
         tool: &str,
         kind: &str,
-        status: &str,
+        status: ToolStatus,
     ) -> rusqlite::Result<ToolUse> {
         Ok(ToolUse {
             id: tool_uses::tool_row_id(&self.event.event_id),
@@ -36,7 +36,7 @@ impl<T: Tables> Ctx<'_, T> {
             tool: tool.to_string(),
             kind: kind.to_string(),
             preview: preview(self.view, tool),
-            status: status.into(),
+            status,
             error: None,
             opened_event_id: Some(self.event.event_id.clone()),
             closed_event_id: None,
@@ -63,10 +63,9 @@ impl<T: Tables> Ctx<'_, T> {
             _ => tool_uses::kind_of(&tool),
         };
         // Without the agent's id no PostToolUse can be matched to it: it is only reported.
-        let status = if call.is_some() {
-            "running"
-        } else {
-            "reported"
+        let status = match call {
+            Some(_) => ToolStatus::Running,
+            None => ToolStatus::Reported,
         };
         let row = self.new_tool_use(&tool, kind, status)?;
         let mission = row.mission_id.clone();
@@ -77,20 +76,24 @@ impl<T: Tables> Ctx<'_, T> {
     pub(super) fn tool_end(&mut self, failed: bool) -> rusqlite::Result<Option<String>> {
         let failed = failed || self.view.bool("ok") == Some(false);
         match failed {
-            true => self.end_call("failed", self.view.text("error")),
-            false => self.end_call("completed", None),
+            true => self.end_call(ToolStatus::Failed, self.view.text("error")),
+            false => self.end_call(ToolStatus::Completed, None),
         }
     }
 
     /// `PermissionDenied` (Claude Code's auto mode refused the call): the call ends `denied`,
     /// with the reason as its error.
     pub(super) fn denied(&mut self) -> rusqlite::Result<Option<String>> {
-        self.end_call("denied", self.view.text("reason"))
+        self.end_call(ToolStatus::Denied, self.view.text("reason"))
     }
 
     /// Ends the call this event names (by `toolUseId`) with `status`; a call never seen is
     /// recorded with only its end.
-    fn end_call(&mut self, status: &str, error: Option<&str>) -> rusqlite::Result<Option<String>> {
+    fn end_call(
+        &mut self,
+        status: ToolStatus,
+        error: Option<&str>,
+    ) -> rusqlite::Result<Option<String>> {
         let error = error.map(|e| clip(e, ERROR_CHARS));
         let at = self.event.event_time.clone();
         let known = match self.view.text("toolUseId") {
@@ -99,12 +102,14 @@ impl<T: Tables> Ctx<'_, T> {
         };
         let row = match known {
             // A late PostToolUse also corrects a tool its Stop marked interrupted.
-            Some(mut row) if matches!(row.status.as_str(), "running" | "interrupted") => {
+            Some(mut row)
+                if matches!(row.status, ToolStatus::Running | ToolStatus::Interrupted) =>
+            {
                 row.duration_ms = row
                     .started_at
                     .as_deref()
                     .and_then(|s| millis_between(s, &at));
-                row.status = status.into();
+                row.status = status;
                 row.error = error;
                 row.closed_event_id = Some(self.event.event_id.clone());
                 row.finished_at = Some(at);
@@ -117,7 +122,7 @@ impl<T: Tables> Ctx<'_, T> {
                 let tool = tool_name(self.view, &self.event.event_type);
                 let kind = tool_uses::kind_of(&tool);
                 ToolUse {
-                    status: status.into(),
+                    status,
                     error,
                     opened_event_id: None,
                     started_at: None,
@@ -134,7 +139,7 @@ impl<T: Tables> Ctx<'_, T> {
 
     pub(super) fn permission(&mut self) -> rusqlite::Result<Option<String>> {
         let tool = self.view.tool().unwrap_or("unknown").to_string();
-        let mut row = self.new_tool_use(&tool, "permission", "requested")?;
+        let mut row = self.new_tool_use(&tool, "permission", ToolStatus::Requested)?;
         if let Some(reason) = ["rationale", "detail", "message"]
             .iter()
             .find_map(|f| self.view.text(f))

@@ -11,6 +11,20 @@ mod record;
 pub use query::{ListFilter, Session, get, list};
 pub use record::{Record, apply, next};
 
+use crate::states::states;
+
+states! {
+    /// A session's `state`.
+    pub enum SessionState {
+        Active = "active",
+        Idle = "idle",
+        AwaitingInput = "awaiting_input",
+        /// A normalized `stuck` event said so (with a reason and a message).
+        Stuck = "stuck",
+        Ended = "ended",
+    }
+}
+
 /// What one event says about its session. `None` leaves a field as it was.
 #[derive(Debug, Default)]
 pub struct Facts<'a> {
@@ -24,10 +38,10 @@ pub struct Facts<'a> {
     pub model: Option<&'a str>,
     pub permission_mode: Option<&'a str>,
     /// The state the event puts the session in; `None` keeps it (a new session starts `active`).
-    pub state: Option<&'a str>,
+    pub state: Option<SessionState>,
     /// The state of a session this event opens, when `state` says none: a session first seen
     /// in a transcript is one that ran before (`ended`) until a hook says otherwise.
-    pub state_if_new: Option<&'a str>,
+    pub state_if_new: Option<SessionState>,
     /// `(reason, message)` when `state` is `stuck`.
     pub stuck: Option<(&'a str, &'a str)>,
     /// What a factory event changes (seed 003's lifecycle columns).

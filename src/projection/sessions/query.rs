@@ -1,8 +1,8 @@
 //! The sessions as the REST routes read them: one by id, or a filtered list, each with its
 //! hero.
 
-use super::Record;
 use super::record::{AFTER_RECORD, RECORD_COLUMNS, record};
+use super::{Record, SessionState};
 use crate::projection::sql;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
@@ -39,7 +39,7 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Session>> {
 /// Which sessions [`list`] returns; `None` does not filter.
 #[derive(Debug, Default)]
 pub struct ListFilter<'a> {
-    pub state: Option<&'a str>,
+    pub state: Option<SessionState>,
     pub source: Option<&'a str>,
     pub source_app: Option<&'a str>,
     pub origin: Option<&'a str>,

@@ -1,7 +1,7 @@
 //! A session's row ([`Record`]): made by its first event, updated by each later one, loaded
 //! and stored in one upsert.
 
-use super::{Compaction, FactoryColumns, Facts};
+use super::{Compaction, FactoryColumns, Facts, SessionState};
 use crate::event::StoredEvent;
 use crate::projection::sql;
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -21,7 +21,7 @@ pub struct Record {
     pub transcript_path: Option<String>,
     pub model: Option<String>,
     pub permission_mode: Option<String>,
-    pub state: String,
+    pub state: SessionState,
     pub stuck_reason: Option<String>,
     pub stuck_message: Option<String>,
     pub stuck_since: Option<String>,
@@ -101,7 +101,10 @@ impl Record {
     /// The row a session's first event makes (a new session is `active` unless it says more).
     pub fn new(session: &str, event: &StoredEvent, facts: &Facts) -> Record {
         let at = &event.event_time;
-        let state = facts.state.or(facts.state_if_new).unwrap_or("active");
+        let state = facts
+            .state
+            .or(facts.state_if_new)
+            .unwrap_or(SessionState::Active);
         let mut record = Record {
             id: session.to_string(),
             source: event.source.clone(),
@@ -112,16 +115,16 @@ impl Record {
             transcript_path: owned(facts.transcript_path),
             model: owned(facts.model),
             permission_mode: owned(facts.permission_mode),
-            state: state.to_string(),
+            state,
             stuck_reason: owned(facts.stuck.map(|s| s.0)),
             stuck_message: owned(facts.stuck.map(|s| s.1)),
-            stuck_since: (state == "stuck").then(|| at.clone()),
+            stuck_since: (state == SessionState::Stuck).then(|| at.clone()),
             first_sequence: event.sequence,
             last_sequence: event.sequence,
             event_count: 1,
             first_event_time: at.clone(),
             last_event_time: at.clone(),
-            ended_at: (state == "ended").then(|| at.clone()),
+            ended_at: (state == SessionState::Ended).then(|| at.clone()),
             source_app: owned(facts.source_app),
             compactions: 0,
             last_compact_at: None,
@@ -159,19 +162,19 @@ impl Record {
         keep(facts.source_app, &mut self.source_app);
         self.compact(at, facts.compaction);
         if let Some(state) = facts.state {
-            let stuck = state == "stuck";
+            let stuck = state == SessionState::Stuck;
             self.stuck_reason = owned(facts.stuck.map(|s| s.0).filter(|_| stuck));
             self.stuck_message = owned(facts.stuck.map(|s| s.1).filter(|_| stuck));
-            self.stuck_since = match (stuck, self.state == "stuck") {
+            self.stuck_since = match (stuck, self.state == SessionState::Stuck) {
                 (false, _) => None,
                 (true, true) => self.stuck_since.take().or_else(|| Some(at.clone())),
                 (true, false) => Some(at.clone()),
             };
             self.ended_at = match state {
-                "ended" => self.ended_at.take().or_else(|| Some(at.clone())),
+                SessionState::Ended => self.ended_at.take().or_else(|| Some(at.clone())),
                 _ => None,
             };
-            self.state = state.to_string();
+            self.state = state;
         }
         self.last_sequence = event.sequence;
         self.event_count += 1;

@@ -4,8 +4,8 @@
 use super::Changes;
 use super::Result;
 use crate::projection::heroes::{self, Hero};
-use crate::projection::missions::{self, Mission};
-use crate::projection::tool_uses::{self, ToolUse};
+use crate::projection::missions::{self, Mission, MissionState};
+use crate::projection::tool_uses::{self, ToolStatus, ToolUse};
 use foldhash::{HashMap, HashSet};
 use rusqlite::Connection;
 use std::collections::hash_map::Entry;
@@ -68,7 +68,7 @@ impl Shard {
 
     pub(super) fn keep_mission(&mut self, mission: Mission, dirty: bool) {
         let id = mission.id.clone();
-        list(&mut self.active, &id, mission.state == "active");
+        list(&mut self.active, &id, mission.state == MissionState::Active);
         self.touched_missions.push(id.clone());
         keep(&mut self.missions, id, mission, dirty);
     }
@@ -80,7 +80,7 @@ impl Shard {
         {
             self.calls.insert(call.clone(), id.clone());
         }
-        list(&mut self.running, &id, tool.status == "running");
+        list(&mut self.running, &id, tool.status == ToolStatus::Running);
         self.touched_tools.push(id.clone());
         keep(&mut self.tools, id, tool, dirty);
     }
@@ -111,7 +111,7 @@ impl Shard {
             take(
                 &mut self.missions,
                 &id,
-                |m| m.state == "active",
+                |m| m.state == MissionState::Active,
                 &mut changes.missions,
             );
         }
@@ -119,7 +119,7 @@ impl Shard {
             take(
                 &mut self.tools,
                 &id,
-                |t| t.status == "running",
+                |t| t.status == ToolStatus::Running,
                 &mut changes.tools,
             );
         }

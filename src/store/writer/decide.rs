@@ -5,7 +5,7 @@
 use super::append::RequestError;
 use super::thread::WriterThread;
 use super::{AppendError, Appended, Decided};
-use crate::coordination;
+use crate::coordination::{self, DecideError};
 use crate::event::{NewEvent, StoredEvent, id::new_event_id, time};
 use rusqlite::Connection;
 
@@ -19,13 +19,17 @@ impl WriterThread {
         received_at: &str,
         committed: &mut Vec<StoredEvent>,
     ) -> rusqlite::Result<Result<Decided, AppendError>> {
+        let Some(now) = time::parse(received_at) else {
+            let error = format!("the batch's time {received_at:?} does not parse");
+            return Ok(Err(AppendError::Storage(error)));
+        };
         // A command reads `sessions` through SQL: it must see this batch's changes. Written
         // before the savepoint, so undoing the command does not undo them.
         self.write_held_rows()?;
         let head_before = self.open_request()?;
         let rules = self.rules;
         let mut log = DecisionLog {
-            now: time::parse(received_at).expect("the writer formats its own times"),
+            now,
             thread: self,
             received_at,
             stored: Vec::new(),
@@ -75,7 +79,7 @@ impl coordination::Log for DecisionLog<'_> {
         &mut self,
         event_type: &str,
         payload: serde_json::Value,
-    ) -> rusqlite::Result<StoredEvent> {
+    ) -> Result<StoredEvent, DecideError> {
         let event = NewEvent {
             event_id: new_event_id(),
             generated_id: true,
@@ -93,11 +97,13 @@ impl coordination::Log for DecisionLog<'_> {
             .append_event(index, &event, self.received_at, &mut self.stored)
         {
             Ok(appended) => self.appended.push(appended),
-            Err(RequestError::Sqlite(e)) => return Err(e),
+            Err(RequestError::Sqlite(e)) => return Err(e.into()),
             Err(RequestError::Conflict { .. }) => {
-                unreachable!("a fresh UUIDv7 id is never already stored")
+                return Err(DecideError::Invariant(
+                    "a fresh UUIDv7 id is already stored",
+                ));
             }
         }
-        Ok(self.stored.last().cloned().expect("just stored"))
+        coordination::written(self.stored.last().cloned(), "the event just appended")
     }
 }

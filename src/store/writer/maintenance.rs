@@ -2,7 +2,7 @@
 //! retention, recording positions with JetStream streams, and folding the WAL at shutdown.
 
 use super::thread::WriterThread;
-use super::{Position, Pruning, SHUTDOWN_CHECKPOINT_WAIT};
+use super::{Position, Pruning, PruningState, SHUTDOWN_CHECKPOINT_WAIT};
 use crate::event::time;
 use crate::response;
 use crate::store::retention;
@@ -65,7 +65,7 @@ impl WriterThread {
                     let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
                     let failures = pruning.consecutive_failures;
                     *pruning = Pruning {
-                        state: "ok",
+                        state: PruningState::Ok,
                         pruned: pruning.pruned + pruned as u64,
                         unpublished: unpublished as u64,
                         ..Pruning::default()
@@ -89,7 +89,7 @@ impl WriterThread {
             if pruning.consecutive_failures == 1 {
                 pruning.failing_since = Some(time::format(now));
             }
-            pruning.state = "failing";
+            pruning.state = PruningState::Failing;
             pruning.last_error = Some(error.clone());
             pruning.consecutive_failures
         };

@@ -36,6 +36,7 @@ use crate::coordination::{self, Verdict};
 use crate::event::NewEvent;
 use crate::projection::Effects;
 use crate::response::{self, hub::ResponseHub};
+use crate::states::states;
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -158,13 +159,25 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+states! {
+    /// Whether pruning works.
+    #[derive(Default)]
+    pub enum PruningState {
+        /// No retention policy.
+        #[default]
+        Off = "off",
+        Ok = "ok",
+        /// The last prune step failed.
+        Failing = "failing",
+    }
+}
+
 /// How pruning is going (for `/health` and `/stats`): a prune step that keeps failing leaves
 /// the log growing past its limit while ingest goes on, so it must be visible, not only logged.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pruning {
-    /// `off` (no retention policy), `ok`, or `failing` (the last prune step failed).
-    pub state: &'static str,
+    pub state: PruningState,
     /// Events pruned since the server started.
     pub pruned: u64,
     /// Prune steps that failed in a row (0 once one succeeds).
@@ -217,7 +230,7 @@ impl Writer {
                 .pruning
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .state = "ok";
+                .state = PruningState::Ok;
         }
         let (queue, commands) = mpsc::channel(config.writer_queue.max(1));
         let writer = Writer {

@@ -81,10 +81,7 @@ impl WriterThread {
             rules,
             search_index: true,
             healthy: Arc::new(AtomicBool::new(true)),
-            pruning: Arc::new(Mutex::new(Pruning {
-                state: "off",
-                ..Pruning::default()
-            })),
+            pruning: Arc::new(Mutex::new(Pruning::default())),
             shared_head: Arc::new(AtomicI64::new(head)),
             stats: Arc::new(WriterStats::default()),
         })
