@@ -15,7 +15,7 @@ fn main() -> anyhow::Result<()> {
             if e.kind() != clap::error::ErrorKind::DisplayHelp
                 && std::env::args_os().nth(1).is_some_and(|a| a == "hook") =>
         {
-            hooklog::cli::hook::HookArgs::fallback().run()
+            hooklog::cli::forwarder::HookArgs::fallback().run()
         }
         Err(e) => e.exit(),
     }

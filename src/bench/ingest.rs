@@ -73,7 +73,7 @@ impl IngestArgs {
     pub fn run(self) -> anyhow::Result<()> {
         let runtime = tokio::runtime::Runtime::new()?;
         if matches!(self.scenario, Scenario::Hooks | Scenario::All) {
-            runtime.block_on(super::hooks::scenario(&self))?;
+            runtime.block_on(super::agents::scenario(&self))?;
             if self.scenario == Scenario::Hooks {
                 return Ok(());
             }

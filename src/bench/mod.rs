@@ -2,10 +2,10 @@
 //! `hooklog serve` on a temporary database as a child process, so the memory it reports is the
 //! server's alone; `--url` points it at a running one instead.
 
+pub mod agents;
 pub mod calibrate;
 pub mod floor;
-pub mod hook;
-pub mod hooks;
+pub mod forwarder;
 pub mod ingest;
 pub mod nats;
 pub mod rebuild;
@@ -27,7 +27,7 @@ pub enum BenchCommand {
     /// Replay and fan-out of event streams: catch-up speed, delivery lag, memory.
     Stream(stream::StreamArgs),
     /// What a run of `hooklog hook` costs, start-up included, and how fast a spool drains.
-    Hook(hook::HookBenchArgs),
+    Hook(forwarder::HookBenchArgs),
     /// Many machines end to end: a publisher, NATS JetStream and an aggregator; events/s and
     /// the time from the publisher's commit to the aggregator's (needs `nats-server`).
     Nats(nats::NatsArgs),

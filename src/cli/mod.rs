@@ -2,9 +2,9 @@
 
 pub mod backup;
 pub mod export;
-pub mod hook;
-pub mod hooks;
+pub mod forwarder;
 pub mod import;
+pub mod install;
 pub mod rebuild;
 pub mod replay;
 pub mod replication;
@@ -51,12 +51,12 @@ pub enum Command {
     Rebuild(rebuild::RebuildArgs),
     /// Forward one hook payload (stdin) to hooklog; spools it when hooklog cannot take it.
     /// Silent, and exits 0 whatever happens.
-    Hook(hook::HookArgs),
+    Hook(forwarder::HookArgs),
     /// What `hooklog hook` has spooled: see it, deliver it, clear it.
     Spool(spool::SpoolCommand),
     /// Install or remove `hooklog hook` in Claude Code's and Codex's settings.
     #[command(subcommand)]
-    Hooks(hooks::HooksCommand),
+    Hooks(install::HooksCommand),
     /// Load generators that measure hooklog.
     #[command(subcommand)]
     Bench(crate::bench::BenchCommand),

@@ -1,6 +1,6 @@
 //! `hooklog spool status|flush|clear`: see and act on what `hooklog hook` has not delivered.
 
-use super::hook::SpoolArgs;
+use super::forwarder::SpoolArgs;
 use crate::forward::{self, Drained, Sender, Target};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
@@ -26,7 +26,7 @@ pub enum SpoolAction {
     /// Deliver every spooled event now, in order; exits non-zero if some are left.
     Flush {
         /// The hooklog to deliver to.
-        #[arg(long, env = "HOOKLOG_URL", default_value = super::hook::DEFAULT_URL)]
+        #[arg(long, env = "HOOKLOG_URL", default_value = super::forwarder::DEFAULT_URL)]
         url: String,
         /// Sent as `Authorization: Bearer` when set.
         #[arg(long, env = "HOOKLOG_TOKEN", hide_env_values = true)]

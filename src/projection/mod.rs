@@ -7,6 +7,7 @@
 //! session state; every event with a session id counts in `sessions`.
 
 pub mod accounts;
+pub mod agent;
 pub mod alerts;
 pub mod changes;
 pub mod claims;
@@ -16,7 +17,6 @@ pub mod factory;
 pub mod filter;
 pub mod gaps;
 pub mod heroes;
-pub mod hook;
 pub mod missions;
 pub mod owners;
 pub mod prices;
@@ -126,16 +126,16 @@ pub fn apply_agents(
     let mut effects = Effects::default();
     match parsed {
         Parsed::Hook(view) => {
-            let action = hook::action(&event.event_type, view.hook_type());
+            let action = agent::action(&event.event_type, view.hook_type());
             let facts = sessions::Facts {
-                cli: hook::cli_of(view),
+                cli: agent::cli_of(view),
                 cli_default: Some("claude-code"),
-                cwd: hook::cwd_of(view),
+                cwd: agent::cwd_of(view),
                 tty: view.text("tty"),
                 transcript_path: view.text("transcriptPath"),
                 model: view.text("modelId").or_else(|| view.text("model")),
                 permission_mode: view.text("permissionMode"),
-                state: hook::state_after(action, view).map(Into::into),
+                state: agent::state_after(action, view).map(Into::into),
                 source_app: view.text("sourceApp"),
                 compaction: match event.event_type.as_str() {
                     "PreCompact" => Some(sessions::Compaction::Began),
@@ -146,7 +146,7 @@ pub fn apply_agents(
             };
             tables.session(event, &facts)?;
             let recorder = recorder::Recorder::new(tables);
-            effects = hook::apply(&recorder, event, view)?;
+            effects = agent::apply(&recorder, event, view)?;
             tables.effects(event.sequence, &effects)?;
             if let Some(row) = recorder.finish(event.sequence, &effects) {
                 tables.changes(row)?;
@@ -238,7 +238,7 @@ pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effect
     if event.source != Source::Hook.as_str() {
         return Ok(Effects::default());
     }
-    // A hook event with a session has its session's hero (`hook::apply`); one without has none.
+    // A hook event with a session has its session's hero (`agent::apply`); one without has none.
     let Some(session) = event.session_id.as_deref() else {
         return Ok(Effects::default());
     };

@@ -1,7 +1,7 @@
 //! The SSE wire form of delivered events: `id:`, `event:` and `data:` lines, a blank line after
 //! each frame.
 
-use super::sse::Delivery;
+use super::events::Delivery;
 use axum::body::Bytes;
 
 /// `id:`, `event:`, `data:` frames for a batch, in one buffer. Types hold no control

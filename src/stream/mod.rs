@@ -3,12 +3,12 @@
 
 pub mod changes;
 pub mod cursor;
+pub mod events;
 pub mod frame;
 mod hub;
 pub mod metrics;
 pub mod responses;
 pub mod scope;
-pub mod sse;
 pub mod ticks;
 
 pub use hub::{Committed, FrameKind, Hub, Published, Rendered, Subscription};

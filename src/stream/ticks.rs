@@ -18,9 +18,9 @@
 //! [`follow`] from that head, which sends anything committed meanwhile.
 
 use super::FrameKind;
+use super::events::{Delivery, History, follow};
 use super::frame::frames;
 use super::hub::Committed;
-use super::sse::{Delivery, History, follow};
 use crate::store::read::{EVENT_COLUMNS, stored_event};
 use crate::store::{Store, StoreError};
 use crate::stream::Hub;

@@ -18,7 +18,7 @@ mod log;
 mod queries;
 
 use super::Server;
-use super::hooks::{HookLoad, Path};
+use super::agents::{HookLoad, Path};
 use super::ingest::Report;
 use crate::config::Durability;
 use clap::Args;
