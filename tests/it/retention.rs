@@ -535,3 +535,45 @@ async fn pruning_everything_leaves_the_live_tables_and_the_snapshot_file_equal_t
         );
     }
 }
+
+/// Not a check: how long a prune step takes (docs/performance.md, "The retention snapshot in a
+/// file of its own"). A 60,000-event mixed log, then ten steps of `PRUNE_STEP` events each on the file
+/// with `synchronous=FULL`. Run with `cargo test --release --test it retention::measure -- --ignored --nocapture`.
+#[tokio::test]
+#[ignore]
+async fn measure_prune_steps() {
+    let app = spawn_app_with(|_| {}).await;
+    for chunk in 0..60 {
+        let events: Vec<Value> = (chunk * 1000..(chunk + 1) * 1000)
+            .map(hooklog::bench::rebuild::mixed_event)
+            .collect();
+        let (status, body) = app.post_json(&Value::Array(events)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let db_path = app.db_path.clone();
+    let _dir = app.stop().await;
+    let conn =
+        hooklog::store::open::open_writer(&db_path, hooklog::config::Durability::Full).unwrap();
+    let policy = Retention {
+        max_events: Some(30_000),
+        max_age: None,
+    };
+    // As the writer does: one snapshot handle, its file kept open between steps.
+    let mut snapshot = hooklog::store::snapshot::Snapshot::of(&conn).unwrap();
+    let mut times = Vec::new();
+    for _ in 0..10 {
+        let started = std::time::Instant::now();
+        let step = hooklog::store::retention::prune_step_min(
+            &conn,
+            &mut snapshot,
+            &policy,
+            chrono::Utc::now(),
+            1,
+            None,
+        )
+        .unwrap();
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(step.pruned, hooklog::store::retention::PRUNE_STEP);
+    }
+    println!("prune steps of 2,000 events (ms): {times:.1?}");
+}
