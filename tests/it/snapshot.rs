@@ -1,6 +1,7 @@
 //! The retention snapshot's file beside the database: a prune step interrupted between the
 //! snapshot's commit and the log's, and a database that kept its snapshot in `snapshot_`
-//! twins (schema 14) upgraded to the file. Both must rebuild to the live tables.
+//! twins (schema 14) upgraded to the file, and a backup of a pruned database. Each must rebuild
+//! to the live tables.
 
 use crate::common;
 
@@ -193,4 +194,61 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
     assert!(sessions > 0, "the twins' rows are in the file");
     drop(conn);
     assert_rebuilds_to_live(&db);
+}
+
+/// `hooklog backup` of a pruned database copies its snapshot too, named after the copy's new
+/// stream generation, so the copy can be rebuilt on its own; without the snapshot file it
+/// could not.
+#[tokio::test]
+async fn a_backup_of_a_pruned_database_brings_its_snapshot_and_rebuilds() {
+    let app = spawn_app_with(|c| c.retention = keep(300)).await;
+    app.post_fixture("/event", "claude-code-session").await;
+    let events: Vec<Value> = (0..1_000)
+        .map(hooklog::bench::rebuild::mixed_event)
+        .collect();
+    let (status, body) = app.post_json(&Value::Array(events)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    common::wait_for(std::time::Duration::from_secs(10), "pruning", || {
+        app.event_count() <= 300
+    })
+    .await;
+    let copy = app.dir.path().join("copy.db");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["backup", "--db"])
+        .arg(&app.db_path)
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _dir = app.stop().await;
+    let conn = common::open_read_only(&copy);
+    let pruned: i64 = conn
+        .query_row(
+            "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pruned_through_sequence'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(pruned > 0);
+    assert!(
+        snapshot::through(&conn)
+            .unwrap()
+            .is_some_and(|s| s >= pruned)
+    );
+    drop(conn);
+    let checked = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["rebuild", "--check", "--db"])
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(
+        checked.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
 }
