@@ -75,6 +75,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0014_usage.sql"),
         true,
     ),
+    (
+        "0015_snapshot_file.sql",
+        include_str!("../migrations/0015_snapshot_file.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -1,5 +1,6 @@
 //! `hooklog backup FILE`: a consistent copy of the database (`VACUUM INTO`), taken from a
-//! read-only connection, so the server keeps running and writing while it is made.
+//! read-only connection, so the server keeps running and writing while it is made; and of its
+//! retention snapshot, if it has one, to `FILE.snapshot` (`store::snapshot::copy`).
 //!
 //! The copy gets a stream generation id of its own. Restoring it means putting an older log
 //! in place of a newer one: positions a client already saw (sequence 40, session position 12)
@@ -10,7 +11,7 @@
 
 use anyhow::{Context, bail};
 use clap::Args;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
@@ -27,14 +28,14 @@ impl BackupArgs {
         if !self.db.exists() {
             bail!("{} does not exist", self.db.display());
         }
-        if self.file.exists() {
-            bail!("{} already exists; choose a new file", self.file.display());
+        let snapshot = crate::store::snapshot::path_of(&self.file);
+        for path in [&self.file, &snapshot] {
+            if path.exists() {
+                bail!("{} already exists; choose a new file", path.display());
+            }
         }
-        let conn = Connection::open_with_flags(&self.db, OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .with_context(|| format!("opening {}", self.db.display()))?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        conn.execute("VACUUM INTO ?1", [self.file.to_string_lossy()])
-            .with_context(|| format!("writing {}", self.file.display()))?;
+        crate::store::snapshot::copy(&self.db, &self.file)
+            .with_context(|| format!("copying {} to {}", self.db.display(), self.file.display()))?;
         let copy = Connection::open(&self.file)
             .with_context(|| format!("opening {}", self.file.display()))?;
         let generation = crate::event::id::new_random_id();
@@ -49,6 +50,7 @@ impl BackupArgs {
             [&generation],
         )?;
         copy.execute_batch("COMMIT")?;
+        crate::store::snapshot::adopt(&copy)?;
         let (events, head): (i64, i64) = copy.query_row(
             "SELECT COUNT(*), COALESCE(MAX(sequence), 0) FROM events",
             [],

@@ -37,7 +37,7 @@ impl RebuildArgs {
         )?;
         let mut conn = open::open_writer(&self.db, Durability::Full)
             .with_context(|| format!("opening {}", self.db.display()))?;
-        refuse_without_snapshot(&conn)?;
+        refuse_without_snapshot(&conn, &self.db)?;
         let started = Instant::now();
         let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let replayed = crate::store::rebuild::rebuild(&tx)?;
@@ -47,10 +47,11 @@ impl RebuildArgs {
     }
 }
 
-/// A database that pruned events before hooklog kept a retention snapshot (before schema 6)
-/// has what those events built only in its live tables: a rebuild would lose it, and a check
-/// would report that loss as a difference. Both say so instead.
-fn refuse_without_snapshot(conn: &Connection) -> anyhow::Result<()> {
+/// A database that pruned events without a retention snapshot of what they built (pruned
+/// before schema 6, or its snapshot file `<db>.snapshot` is missing, behind the log or
+/// another log's) has that only in its live tables: a rebuild would lose it, and a check would
+/// report that loss as a difference. Both say so instead.
+fn refuse_without_snapshot(conn: &Connection, db: &std::path::Path) -> anyhow::Result<()> {
     let pruned: i64 = conn.query_row(
         "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pruned_through_sequence'",
         [],
@@ -58,9 +59,11 @@ fn refuse_without_snapshot(conn: &Connection) -> anyhow::Result<()> {
     )?;
     if pruned > 0 && store::snapshot::through(conn)?.is_none() {
         bail!(
-            "events 1..{pruned} were pruned before this database kept a retention snapshot \
-             (schema 6): what they built is only in the live tables, so a rebuild from the \
-             log cannot reproduce them; nothing was compared or changed"
+            "events 1..{pruned} were pruned and there is no retention snapshot of what they \
+             built (pruned before this database kept one, schema 6, or {} is missing, behind \
+             the log or another log's): it is only in the live tables, so a rebuild from the \
+             log cannot reproduce it; nothing was compared or changed",
+            store::snapshot::path_of(db).display()
         );
     }
     Ok(())
@@ -76,16 +79,14 @@ fn report(what: &str, events: u64, started: Instant) {
     );
 }
 
-/// Rebuilds a consistent copy (`VACUUM INTO`, which a running server does not notice) and
-/// compares its tables before and after.
+/// Rebuilds a consistent copy of the log and its retention snapshot (`VACUUM INTO`, which a
+/// running server does not notice) and compares its tables before and after.
 fn check(db: &std::path::Path) -> anyhow::Result<()> {
     let dir = tempfile::tempdir().context("a scratch directory for the copy")?;
     let copy = dir.path().join("check.db");
-    let source = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-    source.execute("VACUUM INTO ?1", [copy.to_string_lossy()])?;
-    drop(source);
+    store::snapshot::copy(db, &copy).context("copying the database and its snapshot")?;
     let mut conn = open::open_writer(&copy, Durability::Normal)?;
-    refuse_without_snapshot(&conn)?;
+    refuse_without_snapshot(&conn, db)?;
     let live = projection::snapshot(&conn)?;
     // The live search index against its own text rows (which the snapshot compares with a
     // rebuild's): together, the index equals a rebuilt one.

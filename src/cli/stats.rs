@@ -1,6 +1,6 @@
 //! `hooklog stats`: what a database holds, read from the file (read-only; the server may run).
 
-use crate::store::read;
+use crate::store::{read, snapshot};
 use anyhow::{Context, bail};
 use clap::Args;
 use rusqlite::{Connection, OpenFlags};
@@ -81,7 +81,9 @@ pub fn gather(conn: &Connection, path: &std::path::Path) -> anyhow::Result<Value
         "oldestRetainedAt": one("SELECT received_at FROM events ORDER BY sequence LIMIT 1")?,
         "newestAt": one("SELECT received_at FROM events ORDER BY sequence DESC LIMIT 1")?,
         "prunedThroughSequence": read::meta(conn, "pruned_through_sequence")?,
-        "snapshotThroughSequence": read::meta(conn, "snapshot_through_sequence")?,
+        // Read from the snapshot's own file; a string, as the meta values beside it.
+        "snapshotThroughSequence": snapshot::through(conn)?.map(|s| s.to_string()),
+        "snapshotBytes": file_bytes(snapshot::path_of(path)),
         "sessions": one("SELECT COUNT(*) FROM sessions")?,
         "heroes": one("SELECT COUNT(*) FROM heroes")?,
         "missions": one("SELECT COUNT(*) FROM missions")?,

@@ -366,10 +366,7 @@ fn reader_for(conn: &Connection, after: i64) -> rusqlite::Result<Option<Connecti
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
     };
-    // Through `sql::prepare` like every statement here (the source scan in `sql` asks it).
-    let reader_extent = sql::prepare(&reader, "BEGIN")
-        .and_then(|mut begin| begin.execute([]))
-        .and_then(|_| extent(&reader));
+    let reader_extent = reader.execute_batch("BEGIN").and_then(|_| extent(&reader));
     Ok(match reader_extent {
         Ok(seen) if seen == extent(conn)? => Some(reader),
         _ => None,

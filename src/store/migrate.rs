@@ -5,8 +5,13 @@
 //! in the same transaction (a crash leaves the old version whole), and fills only the tables
 //! those migrations created: projection tables that existed before (alerts, or anything built
 //! from events since pruned) are kept exactly as they were, row ids included.
+//!
+//! The retention snapshot's file (`store::snapshot`) is made by the same migrations, their SQL
+//! only ([`schema_only`]), and brought up to date here, before the log's transaction commits
+//! and before a replay reads it.
 
 use crate::projection;
+use crate::store::snapshot;
 use rusqlite::{Connection, TransactionBehavior};
 
 pub use crate::migrations::MIGRATIONS;
@@ -14,6 +19,10 @@ pub use crate::migrations::MIGRATIONS;
 /// The migration that adds the search index ([`projection::search`]): the events already
 /// stored are indexed right after it (a rebuild of the projections indexes them too).
 const SEARCH_MIGRATION: usize = 13;
+
+/// The migration that drops the retention snapshot's `snapshot_<table>` twins: their rows move
+/// to the snapshot file first ([`snapshot::move_twins_out`]).
+const SNAPSHOT_FILE_MIGRATION: usize = 14;
 
 /// Applies the migrations this database has not seen yet, all in one transaction.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
@@ -28,16 +37,22 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
         ));
     }
     if current == MIGRATIONS.len() {
+        snapshot::update_schema(conn)?;
         return Ok(0);
     }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let existing = existing_projections(&tx)?;
     let mut rebuild = false;
-    for (_name, sql, adds_projection) in &MIGRATIONS[current..] {
+    for (number, (_name, sql, adds_projection)) in MIGRATIONS.iter().enumerate().skip(current) {
+        if number == SNAPSHOT_FILE_MIGRATION {
+            snapshot::move_twins_out(&tx, number)?;
+        }
         tx.execute_batch(sql)?;
         rebuild |= adds_projection;
     }
     tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+    // The snapshot file's projection tables change with the log's, before a replay reads them.
+    snapshot::update_schema(&tx)?;
     if rebuild {
         let replayed = replay_into_new_tables(&tx, &existing)?;
         if replayed > 0 {
@@ -57,8 +72,8 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
 }
 
 /// Names the events stored before origins were recorded (migration 0012) after this hooklog,
-/// which stored them, and their sessions too: once, in one transaction, the first time a
-/// server opens the database after that migration.
+/// which stored them, and their sessions too (in the retention snapshot as well, first): once,
+/// in one transaction, the first time a server opens the database after that migration.
 pub fn backfill_origin(conn: &mut Connection, origin: &str) -> rusqlite::Result<()> {
     let pending: bool = conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'origin_backfill')",
@@ -68,14 +83,39 @@ pub fn backfill_origin(conn: &mut Connection, origin: &str) -> rusqlite::Result<
     if !pending {
         return Ok(());
     }
+    snapshot::backfill_origin(conn, origin)?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    for table in ["events", "sessions", "snapshot_sessions"] {
+    for table in ["events", "sessions"] {
         tx.execute(
             &format!("UPDATE {table} SET origin = ?1 WHERE origin = ''"),
             [origin],
         )?;
     }
     tx.execute("DELETE FROM meta WHERE key = 'origin_backfill'", [])?;
+    tx.commit()
+}
+
+/// Applies the migrations' SQL up to `upto` (a count) and nothing more: no replay, no index.
+/// The retention snapshot's file gets its schema this way: the log's own, with no events.
+pub fn schema_only(conn: &mut Connection, upto: usize) -> rusqlite::Result<()> {
+    let current = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+    if current > MIGRATIONS.len() {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
+            Some(format!(
+                "schema version {current} is newer than this hooklog ({})",
+                MIGRATIONS.len()
+            )),
+        ));
+    }
+    if current >= upto {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for (_name, sql, _) in &MIGRATIONS[current..upto] {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", upto as i64)?;
     tx.commit()
 }
 

@@ -24,7 +24,8 @@ pub const PAGE_SIZE: i64 = 8192;
 /// default 16 distinct statements for hook events, and one evicted is parsed again next time.
 const STATEMENT_CACHE: usize = 128;
 
-/// Opens (creating if needed) the database for writing and brings its schema up to date.
+/// Opens (creating if needed) the database for writing and brings its schema up to date (and
+/// its retention snapshot's), then finishes a prune step a crash interrupted.
 pub fn open_writer(path: &Path, durability: Durability) -> rusqlite::Result<Connection> {
     let mut conn = Connection::open(path)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
@@ -47,6 +48,13 @@ pub fn open_writer(path: &Path, durability: Durability) -> rusqlite::Result<Conn
     // Savepoints journal the pages they change; keep that journal in memory, not a temp file.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     migrate(&mut conn)?;
+    let finished = super::retention::finish_interrupted(&conn)?;
+    if finished > 0 {
+        tracing::info!(
+            finished,
+            "finished a prune step the retention snapshot had already taken"
+        );
+    }
     Ok(conn)
 }
 

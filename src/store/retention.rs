@@ -3,6 +3,7 @@
 //! ingest for long. Positions survive pruning: the highest sequence pruned goes to `meta`, and
 //! each pruned session's last `session_sequence` to `pruned_sessions`, so numbering continues.
 
+use super::snapshot::Snapshot;
 use crate::event::time;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
@@ -12,7 +13,7 @@ use rusqlite::{Connection, params};
 pub const PRUNE_STEP: i64 = 2_000;
 
 /// Fewest events a prune step right after a batch deletes: a step has a fixed cost (reading
-/// the range, the pruned sessions' numbering, the snapshot's meta row, one commit), worth
+/// the range, the pruned sessions' numbering, the snapshot's boundary, two commits), worth
 /// paying for this many. The writer's periodic tick prunes whatever is due, however little.
 pub const PRUNE_MIN_STEP: i64 = 1_000;
 
@@ -28,24 +29,29 @@ pub struct Step {
     pub unpublished: i64,
 }
 
-/// Deletes up to [`PRUNE_STEP`] of the oldest events the policy no longer keeps, in one
-/// transaction; returns how many. Their `agent_changes` and search rows go with them; alerts and other
-/// projections keep their rows, and the retention snapshot moves to the new boundary in the
-/// same transaction.
+/// Deletes up to [`PRUNE_STEP`] of the oldest events the policy no longer keeps; returns how
+/// many. Their `agent_changes` and search rows go with them; alerts and other projections keep
+/// their rows. The retention snapshot (opened for this step) moves to the new boundary first.
 pub fn prune_step(
     conn: &Connection,
     policy: &Retention,
     now: DateTime<Utc>,
 ) -> rusqlite::Result<i64> {
-    prune_step_min(conn, policy, now, 1, None).map(|step| step.pruned)
+    let mut snapshot = Snapshot::of(conn)?;
+    prune_step_min(conn, &mut snapshot, policy, now, 1, None).map(|step| step.pruned)
 }
 
-/// [`prune_step`], but does nothing unless at least `min` events (or [`PRUNE_STEP`], if less)
-/// are due; with `publish_stream`, keeps every event its publisher has not sent to that
-/// JetStream stream yet (the `published` table), so retention never loses one before it is
-/// published.
+/// [`prune_step`] with the writer's `snapshot`, but does nothing unless at least `min` events
+/// (or [`PRUNE_STEP`], if less) are due; with `publish_stream`, keeps every event its
+/// publisher has not sent to that JetStream stream yet (the `published` table), so retention
+/// never loses one before it is published.
+///
+/// Two commits, in this order: the snapshot's (the pruned events applied to it, and its new
+/// boundary), then the log's (the events deleted). A step that finds the snapshot already
+/// past the oldest event (the second commit never happened) only deletes what it covers.
 pub fn prune_step_min(
     conn: &Connection,
+    snapshot: &mut Snapshot,
     policy: &Retention,
     now: DateTime<Utc>,
     min: i64,
@@ -62,6 +68,14 @@ pub fn prune_step_min(
     let (Some(first), Some(last)) = (first, last) else {
         return Ok(Step::default());
     };
+    if let Some(covered) = snapshot.stands_at(&tx)?.filter(|s| *s >= first) {
+        let pruned = delete_through(&tx, covered)?;
+        tx.commit()?;
+        return Ok(Step {
+            pruned,
+            unpublished: 0,
+        });
+    }
     let mut through = first - 1;
     if let Some(max) = policy.max_events {
         through = through.max(last.saturating_sub(i64::try_from(max).unwrap_or(i64::MAX)));
@@ -108,6 +122,39 @@ pub fn prune_step_min(
             unpublished,
         });
     }
+    // What the pruned events built goes into the snapshot first, so a rebuild still has it.
+    snapshot.advance(&tx, through)?;
+    let pruned = delete_through(&tx, through)?;
+    tx.commit()?;
+    Ok(Step {
+        pruned,
+        unpublished,
+    })
+}
+
+/// Finishes a prune step whose snapshot commit happened and whose log commit did not (a
+/// crash, a full disk): deletes the events the snapshot already covers. Runs when the log is
+/// opened for writing, whatever the retention policy, so the log and its snapshot agree
+/// again before anything reads them; returns how many events it deleted.
+pub fn finish_interrupted(conn: &Connection) -> rusqlite::Result<i64> {
+    let mut snapshot = Snapshot::of(conn)?;
+    let tx = conn.unchecked_transaction()?;
+    let first: Option<i64> = tx.query_row("SELECT MIN(sequence) FROM events", [], |r| r.get(0))?;
+    let Some(first) = first else {
+        return Ok(0);
+    };
+    let Some(covered) = snapshot.stands_at(&tx)?.filter(|s| *s >= first) else {
+        return Ok(0);
+    };
+    let pruned = delete_through(&tx, covered)?;
+    tx.commit()?;
+    Ok(pruned)
+}
+
+/// The log's half of a prune step, in the caller's transaction: records the numbering the
+/// pruned events reach and the new boundary, then deletes the events through `through` with
+/// their history rows. Returns how many events it deleted.
+fn delete_through(tx: &Connection, through: i64) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO pruned_sessions (session_id, last_session_sequence)
          SELECT session_id, MAX(session_sequence) FROM events
@@ -121,22 +168,14 @@ pub fn prune_step_min(
          WHERE key = 'pruned_through_sequence'",
         [through],
     )?;
-    // What the pruned events built goes into the snapshot first, so a rebuild still has it.
-    super::snapshot::advance(&tx, through)?;
     // What an event changed, and the mission it answered with, belong to its history: they go
-    // with the event, from the live tables and from the snapshot the advance just wrote them to.
+    // with the event (the snapshot let go of its own when it advanced).
     tx.execute("DELETE FROM agent_changes WHERE sequence <= ?1", [through])?;
-    tx.execute("DELETE FROM snapshot_agent_changes", [])?;
     tx.execute("DELETE FROM hook_effects WHERE sequence <= ?1", [through])?;
-    tx.execute("DELETE FROM snapshot_hook_effects", [])?;
     // So is its search text: no hit can point at a pruned event.
-    crate::projection::search::prune(&tx, through)?;
+    crate::projection::search::prune(tx, through)?;
     let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;
-    tx.commit()?;
-    Ok(Step {
-        pruned: pruned as i64,
-        unpublished,
-    })
+    Ok(pruned as i64)
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ mod retention;
 mod scale_out;
 mod search;
 mod security;
+mod snapshot;
 mod storage;
 mod stream_stress;
 mod streams;

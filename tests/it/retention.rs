@@ -194,9 +194,9 @@ async fn rebuild_after_pruning_starts_from_the_snapshot_and_equals_the_live_tabl
         .await;
         let pruned = meta(&app, "pruned_through_sequence").unwrap();
         assert_eq!(
-            meta(&app, "snapshot_through_sequence"),
+            hooklog::store::snapshot::through(&app.db()).unwrap(),
             Some(pruned),
-            "the snapshot moves with the pruned boundary, in the same transaction"
+            "the snapshot moves with the pruned boundary (its file commits first)"
         );
         boundaries.push(pruned);
     }
@@ -254,8 +254,9 @@ async fn rebuild_after_pruning_starts_from_the_snapshot_and_equals_the_live_tabl
     drop(dir);
 }
 
-/// A database that pruned before it kept a snapshot cannot be rebuilt without losing what the
-/// pruned events built: `rebuild` and `rebuild --check` say so and change nothing.
+/// A database that pruned without a snapshot (before it kept one, or its snapshot file is
+/// gone) cannot be rebuilt without losing what the pruned events built: `rebuild` and
+/// `rebuild --check` say so and change nothing.
 #[tokio::test]
 async fn rebuild_refuses_a_log_pruned_before_the_snapshot_existed() {
     let app = spawn_app_with(|c| {
@@ -269,13 +270,10 @@ async fn rebuild_refuses_a_log_pruned_before_the_snapshot_existed() {
     wait_for(WAIT, "pruning", || app.event_count() == 5).await;
     let db_path = app.db_path.clone();
     let dir = app.stop().await;
-    // What an older hooklog left: events pruned, no snapshot key.
+    // What an older hooklog left (events pruned, no snapshot), or a copy of the database
+    // without its snapshot file.
+    std::fs::remove_file(hooklog::store::snapshot::path_of(&db_path)).unwrap();
     let conn = rusqlite::Connection::open(&db_path).unwrap();
-    conn.execute(
-        "DELETE FROM meta WHERE key = 'snapshot_through_sequence'",
-        [],
-    )
-    .unwrap();
     let before = dump_projections(&conn);
     drop(conn);
     for args in [&["--check"][..], &[][..]] {
@@ -283,7 +281,7 @@ async fn rebuild_refuses_a_log_pruned_before_the_snapshot_existed() {
         assert!(!out.status.success(), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("pruned before this database kept a retention snapshot"),
+            err.contains("there is no retention snapshot of what they built"),
             "{err}"
         );
     }
@@ -293,8 +291,8 @@ async fn rebuild_refuses_a_log_pruned_before_the_snapshot_existed() {
 }
 
 /// A prune step that keeps failing must show, not only be logged: the log then grows past its
-/// limit while ingest goes on. Here a `snapshot_` table is renamed away from outside (as a
-/// user's sqlite3 session could), so every prune step fails; `/health` and `/stats` say so
+/// limit while ingest goes on. Here a table of the snapshot file is renamed away from outside
+/// (as a user's sqlite3 session could), so every prune step fails; `/health` and `/stats` say so
 /// with the error, events are still stored, and once the table is back pruning resumes and
 /// the state returns to `ok`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -310,10 +308,11 @@ async fn a_failing_prune_is_reported_by_health_and_clears_when_it_works_again() 
     app.post_session_events("a", 50).await;
     wait_for(WAIT, "pruning to 20 events", || count(&app).0 == 20).await;
 
-    let outside = rusqlite::Connection::open(&app.db_path).unwrap();
+    let outside =
+        rusqlite::Connection::open(hooklog::store::snapshot::path_of(&app.db_path)).unwrap();
     outside.busy_timeout(WAIT).unwrap();
     outside
-        .execute_batch("ALTER TABLE snapshot_sessions RENAME TO snapshot_sessions_away")
+        .execute_batch("ALTER TABLE sessions RENAME TO sessions_away")
         .unwrap();
     // Ingest goes on; the log grows past its limit.
     app.post_session_events("a", 30).await;
@@ -322,7 +321,7 @@ async fn a_failing_prune_is_reported_by_health_and_clears_when_it_works_again() 
     assert!(
         health["retentionError"]
             .as_str()
-            .is_some_and(|e| e.contains("snapshot_sessions")),
+            .is_some_and(|e| e.contains("retention snapshot") && e.contains("sessions")),
         "{health}"
     );
     let (_, first) = app.get("/stats").await;
@@ -354,7 +353,7 @@ async fn a_failing_prune_is_reported_by_health_and_clears_when_it_works_again() 
     );
 
     outside
-        .execute_batch("ALTER TABLE snapshot_sessions_away RENAME TO snapshot_sessions")
+        .execute_batch("ALTER TABLE sessions_away RENAME TO sessions")
         .unwrap();
     wait_for(WAIT, "pruning to resume", || count(&app).0 == 20).await;
     health_once(&app, |h| h["retention"] == "ok").await;
@@ -379,12 +378,12 @@ async fn health_once(app: &common::TestApp, condition: impl Fn(&Value) -> bool) 
     }
 }
 
-/// Pruning every event moves all it built into the snapshot: each `snapshot_` twin then equals
-/// its live table row for row, and the live tables are as they were. Every kind of event the
+/// Pruning every event moves all it built into the snapshot: each table of the snapshot file
+/// then equals its live table row for row, and the live tables are as they were. Every kind of event the
 /// projections handle is pruned here, so a statement that read or wrote a live table while the
 /// snapshot advanced would show.
 #[tokio::test]
-async fn pruning_everything_leaves_the_live_tables_and_twins_them() {
+async fn pruning_everything_leaves_the_live_tables_and_the_snapshot_file_equal_to_them() {
     let retention = Retention {
         max_events: None,
         max_age: Some(Duration::from_secs(1)),
@@ -510,8 +509,9 @@ async fn pruning_everything_leaves_the_live_tables_and_twins_them() {
         live.len(),
         "the changes are pruned with their events"
     );
+    let snapshot = common::open_read_only(&hooklog::store::snapshot::path_of(&app.db_path));
     // Read with plain SQL naming each table, not through the projections' statements.
-    let rows = |table: &str| -> Vec<Vec<rusqlite::types::Value>> {
+    let rows = |conn: &rusqlite::Connection, table: &str| -> Vec<Vec<rusqlite::types::Value>> {
         let mut statement = conn
             .prepare(&format!("SELECT * FROM {table} ORDER BY 1, 2"))
             .unwrap();
@@ -523,15 +523,57 @@ async fn pruning_everything_leaves_the_live_tables_and_twins_them() {
             .collect()
     };
     for table in hooklog::projection::TABLES {
-        let live = rows(table);
+        let live = rows(&conn, table);
         assert!(
             !live.is_empty() || ["agent_changes", "hook_effects"].contains(table),
             "{table}: the workload builds rows in every table"
         );
         assert_eq!(
-            rows(&format!("snapshot_{table}")),
+            rows(&snapshot, table),
             live,
             "{table}: the snapshot holds everything the pruned events built"
         );
     }
+}
+
+/// Not a check: how long a prune step takes (docs/performance.md, "The retention snapshot in a
+/// file of its own"). A 60,000-event mixed log, then ten steps of `PRUNE_STEP` events each on the file
+/// with `synchronous=FULL`. Run with `cargo test --release --test it retention::measure -- --ignored --nocapture`.
+#[tokio::test]
+#[ignore]
+async fn measure_prune_steps() {
+    let app = spawn_app_with(|_| {}).await;
+    for chunk in 0..60 {
+        let events: Vec<Value> = (chunk * 1000..(chunk + 1) * 1000)
+            .map(hooklog::bench::rebuild::mixed_event)
+            .collect();
+        let (status, body) = app.post_json(&Value::Array(events)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let db_path = app.db_path.clone();
+    let _dir = app.stop().await;
+    let conn =
+        hooklog::store::open::open_writer(&db_path, hooklog::config::Durability::Full).unwrap();
+    let policy = Retention {
+        max_events: Some(30_000),
+        max_age: None,
+    };
+    // As the writer does: one snapshot handle, its file kept open between steps.
+    let mut snapshot = hooklog::store::snapshot::Snapshot::of(&conn).unwrap();
+    let mut times = Vec::new();
+    for _ in 0..10 {
+        let started = std::time::Instant::now();
+        let step = hooklog::store::retention::prune_step_min(
+            &conn,
+            &mut snapshot,
+            &policy,
+            chrono::Utc::now(),
+            1,
+            None,
+        )
+        .unwrap();
+        times.push(started.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(step.pruned, hooklog::store::retention::PRUNE_STEP);
+    }
+    println!("prune steps of 2,000 events (ms): {times:.1?}");
 }

@@ -38,7 +38,14 @@ impl WriterThread {
         // there is caught like a batch's: the step is rolled back and the writer lives on.
         let publish_stream = self.publish_stream.as_deref();
         let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            retention::prune_step_min(&self.conn, &self.retention, now, min_step, publish_stream)
+            retention::prune_step_min(
+                &self.conn,
+                &mut self.snapshot,
+                &self.retention,
+                now,
+                min_step,
+                publish_stream,
+            )
         }));
         let error = match step {
             // Nothing pruned proves nothing: a step returns 0 before it touches anything when

@@ -9,6 +9,7 @@ use crate::event::time;
 use crate::response::{self, hub::ResponseHub};
 use crate::store::read;
 use crate::store::retention::{self, Retention};
+use crate::store::snapshot::Snapshot;
 use crate::store::stats::WriterStats;
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicBool, AtomicI64};
@@ -34,6 +35,8 @@ pub(super) struct WriterThread {
     /// transaction with the others (`Run::Shared`).
     pub(super) refused_shared: bool,
     pub(super) retention: Retention,
+    /// The retention snapshot's file, opened by the first prune step that needs it.
+    pub(super) snapshot: Snapshot,
     /// The JetStream stream this log is published to (`serve --publish`): retention keeps
     /// every event until it is published.
     pub(super) publish_stream: Option<String>,
@@ -63,8 +66,10 @@ impl WriterThread {
         rules: coordination::Rules,
     ) -> rusqlite::Result<WriterThread> {
         let head = read::head(&conn)?;
+        let snapshot = Snapshot::of(&conn)?;
         Ok(WriterThread {
             conn,
+            snapshot,
             hub,
             head,
             sessions: SessionCache::default(),

@@ -1,0 +1,254 @@
+//! The retention snapshot's file beside the database: a prune step interrupted between the
+//! snapshot's commit and the log's, and a database that kept its snapshot in `snapshot_`
+//! twins (schema 14) upgraded to the file, and a backup of a pruned database. Each must rebuild
+//! to the live tables.
+
+use crate::common;
+
+use common::{assert_rebuilds_to_live, dump_projections, spawn_app_with};
+use hooklog::config::Durability;
+use hooklog::store::retention::{self, Retention};
+use hooklog::store::snapshot::{self, Snapshot};
+use hooklog::store::{migrate, open};
+use reqwest::StatusCode;
+use rusqlite::Connection;
+use serde_json::Value;
+
+/// A stopped server's database holding the hook and normalized fixtures and `mixed` events of
+/// the mixed workload, nothing pruned. Returns the directory (kept alive) and the file.
+async fn workload(mixed: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+    let app = spawn_app_with(|_| {}).await;
+    app.post_fixture("/event", "claude-code-session").await;
+    app.post_fixture("/event/normalized", "normalized-session")
+        .await;
+    let events: Vec<Value> = (0..mixed)
+        .map(hooklog::bench::rebuild::mixed_event)
+        .collect();
+    let (status, body) = app.post_json(&Value::Array(events)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let path = app.db_path.clone();
+    (app.stop().await, path)
+}
+
+/// Every projection table of the snapshot file, as text rows.
+fn snapshot_rows(db: &std::path::Path) -> Vec<String> {
+    dump_projections(&common::open_read_only(&snapshot::path_of(db)))
+}
+
+fn keep(events: u64) -> Retention {
+    Retention {
+        max_events: Some(events),
+        max_age: None,
+    }
+}
+
+/// The snapshot commits and the log's delete never does (a crash between them): the next
+/// prune step only deletes what the snapshot already covers, without applying those events
+/// to it again, and the one after moves it on; the log opened again (as a restart does)
+/// finishes the delete too. Each time a rebuild equals the live tables.
+#[tokio::test]
+async fn a_prune_step_interrupted_after_the_snapshot_committed_is_finished_once() {
+    let (_dir, db) = workload(1_200).await;
+    let total: i64 = Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+        .unwrap();
+    // The first half of the step: the snapshot moves to 500, the log keeps every event.
+    let conn = open::open_writer(&db, Durability::Full).unwrap();
+    let mut snap = Snapshot::of(&conn).unwrap();
+    snap.advance(&conn, 500).unwrap();
+    drop(snap);
+    assert_eq!(snapshot::through(&conn).unwrap(), Some(500));
+    let at_500 = snapshot_rows(&db);
+    let count = |c: &Connection| -> i64 {
+        c.query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(count(&conn), total, "the log's half never ran");
+
+    // The next step finishes it: the events through 500 go, the snapshot stays where it was.
+    let mut snap = Snapshot::of(&conn).unwrap();
+    let policy = keep((total - 800) as u64);
+    let step =
+        retention::prune_step_min(&conn, &mut snap, &policy, chrono::Utc::now(), 1, None).unwrap();
+    assert_eq!(step.pruned, 500);
+    assert_eq!(
+        snapshot_rows(&db),
+        at_500,
+        "not applied to the snapshot again"
+    );
+    drop(snap);
+    drop(conn);
+    assert_rebuilds_to_live(&db);
+
+    // The step after moves it on to 800.
+    let conn = open::open_writer(&db, Durability::Full).unwrap();
+    assert_eq!(
+        retention::prune_step(&conn, &policy, chrono::Utc::now()).unwrap(),
+        300
+    );
+    assert_eq!(snapshot::through(&conn).unwrap(), Some(800));
+    // Interrupted again, and this time the log is opened again before any prune step.
+    let mut snap = Snapshot::of(&conn).unwrap();
+    snap.advance(&conn, 900).unwrap();
+    drop(snap);
+    drop(conn);
+    let conn = open::open_writer(&db, Durability::Full).unwrap();
+    assert_eq!(
+        count(&conn),
+        total - 900,
+        "opening the log finished the delete"
+    );
+    drop(conn);
+    assert_rebuilds_to_live(&db);
+    let checked = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["rebuild", "--check", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stdout)
+    );
+}
+
+/// A database left by a hooklog that kept its snapshot in `snapshot_<table>` twins (schema
+/// 14), with events pruned: opening it moves the twins' rows and the boundary into the file
+/// and drops the twins, and a rebuild then equals the live tables.
+#[tokio::test]
+async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_live() {
+    const PRUNED: i64 = 700;
+    let (dir, db) = workload(1_200).await;
+    // The projections as they stood after event PRUNED: a copy of the log cut there, rebuilt.
+    let cut = dir.path().join("cut.db");
+    Connection::open(&db)
+        .unwrap()
+        .execute("VACUUM INTO ?1", [cut.to_string_lossy()])
+        .unwrap();
+    let mut at_boundary = Connection::open(&cut).unwrap();
+    at_boundary
+        .execute("DELETE FROM events WHERE sequence > ?1", [PRUNED])
+        .unwrap();
+    let tx = at_boundary.transaction().unwrap();
+    hooklog::store::rebuild::rebuild(&tx).unwrap();
+    tx.commit().unwrap();
+    drop(at_boundary);
+
+    // What hooklog at schema 14 left: the twins holding that state, the events through
+    // PRUNED deleted with their history rows, both boundaries in meta.
+    let conn = Connection::open(&db).unwrap();
+    conn.execute("ATTACH ?1 AS cut", [cut.to_string_lossy()])
+        .unwrap();
+    for table in hooklog::projection::TABLES {
+        conn.execute_batch(&format!(
+            "CREATE TABLE main.snapshot_{table} AS SELECT * FROM cut.{table} WHERE 0;
+             INSERT INTO main.snapshot_{table} SELECT * FROM cut.{table};"
+        ))
+        .unwrap();
+    }
+    conn.execute_batch(&format!(
+        "DETACH cut;
+         DELETE FROM snapshot_agent_changes; DELETE FROM snapshot_hook_effects;
+         INSERT INTO pruned_sessions (session_id, last_session_sequence)
+             SELECT session_id, MAX(session_sequence) FROM events
+             WHERE sequence <= {PRUNED} AND session_id IS NOT NULL GROUP BY session_id;
+         UPDATE meta SET value = '{PRUNED}' WHERE key = 'pruned_through_sequence';
+         INSERT INTO meta VALUES ('snapshot_through_sequence', '{PRUNED}');
+         DELETE FROM agent_changes WHERE sequence <= {PRUNED};
+         DELETE FROM hook_effects WHERE sequence <= {PRUNED};
+         INSERT INTO search (search, rowid, text)
+             SELECT 'delete', sequence, text FROM search_text WHERE sequence <= {PRUNED};
+         DELETE FROM search_text WHERE sequence <= {PRUNED};
+         DELETE FROM events WHERE sequence <= {PRUNED};
+         PRAGMA user_version = 14;"
+    ))
+    .unwrap();
+    let live = dump_projections(&conn);
+    drop(conn);
+    std::fs::remove_file(&cut).unwrap();
+    assert!(!snapshot::path_of(&db).exists());
+
+    let conn = open::open_writer(&db, Durability::Full).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version as usize, migrate::MIGRATIONS.len());
+    let twins: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'snapshot%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(twins, 0, "the twins are gone");
+    assert_eq!(snapshot::through(&conn).unwrap(), Some(PRUNED));
+    assert_eq!(
+        dump_projections(&conn),
+        live,
+        "the live tables are untouched"
+    );
+    let sessions: i64 = common::open_read_only(&snapshot::path_of(&db))
+        .query_row("SELECT COUNT(*) FROM sessions", [], |r| r.get(0))
+        .unwrap();
+    assert!(sessions > 0, "the twins' rows are in the file");
+    drop(conn);
+    assert_rebuilds_to_live(&db);
+}
+
+/// `hooklog backup` of a pruned database copies its snapshot too, named after the copy's new
+/// stream generation, so the copy can be rebuilt on its own; without the snapshot file it
+/// could not.
+#[tokio::test]
+async fn a_backup_of_a_pruned_database_brings_its_snapshot_and_rebuilds() {
+    let app = spawn_app_with(|c| c.retention = keep(300)).await;
+    app.post_fixture("/event", "claude-code-session").await;
+    let events: Vec<Value> = (0..1_000)
+        .map(hooklog::bench::rebuild::mixed_event)
+        .collect();
+    let (status, body) = app.post_json(&Value::Array(events)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    common::wait_for(std::time::Duration::from_secs(10), "pruning", || {
+        app.event_count() <= 300
+    })
+    .await;
+    let copy = app.dir.path().join("copy.db");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["backup", "--db"])
+        .arg(&app.db_path)
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _dir = app.stop().await;
+    let conn = common::open_read_only(&copy);
+    let pruned: i64 = conn
+        .query_row(
+            "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pruned_through_sequence'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(pruned > 0);
+    assert!(
+        snapshot::through(&conn)
+            .unwrap()
+            .is_some_and(|s| s >= pruned)
+    );
+    drop(conn);
+    let checked = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["rebuild", "--check", "--db"])
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(
+        checked.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+}
