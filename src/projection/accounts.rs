@@ -5,7 +5,6 @@
 //! id, a message id, a Slack ts). A first owner on an account listed here opens a catch-up gap
 //! from its newest event (`coordination::owners`).
 
-use super::sql;
 use super::view::View;
 use crate::event::StoredEvent;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -37,8 +36,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<()> {
     let (Some(platform), Some(account)) = (view.text("platform"), view.text("account")) else {
         return Ok(());
     };
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "INSERT INTO accounts (platform, account, event_count, first_sequence, last_sequence,
                                last_event_id, last_event_time, last_position)
          VALUES (?1, ?2, 1, ?3, ?3, ?4, ?5, ?6)
@@ -62,8 +60,7 @@ pub fn newest(
     platform: &str,
     account: &str,
 ) -> rusqlite::Result<Option<Newest>> {
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "SELECT last_event_id, last_sequence, last_position FROM accounts
          WHERE platform = ?1 AND account = ?2",
     )?

@@ -4,7 +4,6 @@
 //! per event. Other projections raise their own kinds through [`raise`] (`missing_hero`,
 //! `lineage_degraded`).
 
-use super::sql;
 use crate::event::{StoredEvent, catalogue};
 use rusqlite::{Connection, params};
 use serde_json::json;
@@ -26,8 +25,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<()> {
 /// Whether an unacknowledged `unknownEventType` alert already stands for this event's type and
 /// source. (Alerts of that kind are few: one per type and source at a time.)
 fn unknown_raised(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<bool> {
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM alerts
          WHERE kind = ?1 AND acknowledged_at IS NULL
            AND json_extract(details, '$.type') = ?2 AND json_extract(details, '$.source') = ?3)",
@@ -41,8 +39,7 @@ fn unknown_raised(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<bo
 /// `alert_acknowledged`: marks the alert it names acknowledged, at the event's time. An alert
 /// already acknowledged keeps its first acknowledgement.
 pub fn acknowledge(conn: &Connection, event: &StoredEvent, alert_id: i64) -> rusqlite::Result<()> {
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "UPDATE alerts SET acknowledged_at = ?2 WHERE id = ?1 AND acknowledged_at IS NULL",
     )?
     .execute(params![alert_id, event.received_at])?;
@@ -52,12 +49,9 @@ pub fn acknowledge(conn: &Connection, event: &StoredEvent, alert_id: i64) -> rus
 /// One alert by id.
 pub fn get(conn: &Connection, id: i64) -> rusqlite::Result<Option<Alert>> {
     use rusqlite::OptionalExtension;
-    sql::prepare(
-        conn,
-        &format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1"),
-    )?
-    .query_row([id], alert_row)
-    .optional()
+    conn.prepare_cached(&format!("SELECT {ALERT_COLUMNS} FROM alerts WHERE id = ?1"))?
+        .query_row([id], alert_row)
+        .optional()
 }
 
 /// Records an alert raised by `event`. Its time is the event's `received_at`.
@@ -68,9 +62,7 @@ pub fn raise(
     message: &str,
     details: &serde_json::Value,
 ) -> rusqlite::Result<()> {
-    sql::prepare(
-        conn,
-        "INSERT INTO alerts (kind, event_sequence, event_id, session_id, message, details, raised_at)
+    conn.prepare_cached("INSERT INTO alerts (kind, event_sequence, event_id, session_id, message, details, raised_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![
@@ -127,14 +119,11 @@ pub fn list(
     after_id: i64,
     limit: u32,
 ) -> rusqlite::Result<Vec<Alert>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {ALERT_COLUMNS} FROM alerts
+    conn.prepare_cached(&format!(
+        "SELECT {ALERT_COLUMNS} FROM alerts
          WHERE (?1 IS NULL OR kind = ?1) AND (NOT ?2 OR acknowledged_at IS NULL) AND id > ?3
          ORDER BY id LIMIT ?4"
-        ),
-    )?
+    ))?
     .query_map(params![kind, unacknowledged, after_id, limit], alert_row)?
     .collect()
 }

@@ -8,7 +8,6 @@
 //! rebuild makes the same rows. Unlike the others, a row belongs to its event: pruning an event
 //! prunes its changes too (`store::retention`).
 
-use super::sql;
 use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -61,7 +60,7 @@ const INSERT: &str =
     "INSERT INTO agent_changes (sequence, hero_id, mission_id, changes) VALUES (?1, ?2, ?3, ?4)";
 
 pub fn save(conn: &Connection, row: &ChangeRow) -> rusqlite::Result<()> {
-    sql::prepare(conn, INSERT)?.execute(params![
+    conn.prepare_cached(INSERT)?.execute(params![
         row.sequence,
         row.hero_id,
         row.mission_id,
@@ -118,8 +117,7 @@ pub fn page(
     through: i64,
     limit: u32,
 ) -> rusqlite::Result<Vec<Change>> {
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "SELECT c.sequence, e.event_id, e.type, e.event_time, e.session_id, c.hero_id,
                 c.mission_id, c.changes
          FROM agent_changes c JOIN events e ON e.sequence = c.sequence

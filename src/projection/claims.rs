@@ -4,7 +4,6 @@
 //! read.
 
 use super::sessions::SessionState;
-use super::sql;
 use super::view::View;
 use crate::event::{StoredEvent, time};
 use crate::states::states;
@@ -73,13 +72,10 @@ fn row(now: DateTime<Utc>) -> impl Fn(&Row<'_>) -> rusqlite::Result<Claim> {
 }
 
 pub fn get(conn: &Connection, chat: &str, now: DateTime<Utc>) -> rusqlite::Result<Option<Claim>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM claims c LEFT JOIN sessions s ON s.id = c.session_id
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM claims c LEFT JOIN sessions s ON s.id = c.session_id
          WHERE c.chat = ?1"
-        ),
-    )?
+    ))?
     .query_row([chat], row(now))
     .optional()
 }
@@ -91,15 +87,13 @@ pub fn list(
     now: DateTime<Utc>,
     limit: u32,
 ) -> rusqlite::Result<Vec<Claim>> {
-    let claims: Vec<Claim> = sql::prepare(
-        conn,
-        &format!(
+    let claims: Vec<Claim> = conn
+        .prepare_cached(&format!(
             "SELECT {COLUMNS} FROM claims c LEFT JOIN sessions s ON s.id = c.session_id
              WHERE (?1 OR c.state = ?2) ORDER BY c.chat"
-        ),
-    )?
-    .query_map(params![all, ClaimState::Held], row(now))?
-    .collect::<rusqlite::Result<_>>()?;
+        ))?
+        .query_map(params![all, ClaimState::Held], row(now))?
+        .collect::<rusqlite::Result<_>>()?;
     Ok(claims
         .into_iter()
         .filter(|c| all || c.active)
@@ -114,8 +108,7 @@ pub fn actions(
     after: i64,
     limit: u32,
 ) -> rusqlite::Result<Vec<i64>> {
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "SELECT sequence FROM claim_actions WHERE chat = ?1 AND sequence > ?2
          ORDER BY sequence LIMIT ?3",
     )?
@@ -132,8 +125,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
     let at = &event.received_at;
     match event.event_type.as_str() {
         "claim_granted" => {
-            sql::prepare(
-                conn,
+            conn.prepare_cached(
                 "INSERT OR REPLACE INTO claims (chat, generation, session_id, state, ttl_seconds,
                      granted_at, renewed_at, expires_at, released_at, outcome, last_event_id)
                  VALUES (?1, ?2, ?3, ?8, ?4, ?5, NULL, ?6, NULL, NULL, ?7)",
@@ -150,8 +142,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
             ])?;
         }
         "claim_renewed" => {
-            sql::prepare(
-                conn,
+            conn.prepare_cached(
                 "UPDATE claims SET generation = ?2, ttl_seconds = ?3, renewed_at = ?4,
                      expires_at = ?5, last_event_id = ?6
                  WHERE chat = ?1 AND session_id = ?7",
@@ -167,8 +158,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
             ])?;
         }
         "claim_released" => {
-            sql::prepare(
-                conn,
+            conn.prepare_cached(
                 "UPDATE claims SET state = ?6, released_at = ?2, outcome = ?3,
                      last_event_id = ?4
                  WHERE chat = ?1 AND session_id = ?5 AND state = ?7",
@@ -186,8 +176,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
         "claim_refused" => {}
         _ => return Ok(()),
     }
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "INSERT INTO claim_actions (sequence, chat, type, session_id) VALUES (?1, ?2, ?3, ?4)",
     )?
     .execute(params![event.sequence, chat, event.event_type, session])?;

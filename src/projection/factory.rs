@@ -4,7 +4,6 @@
 //! event's `event_time`).
 
 use super::sessions::{FactoryChange, Lifecycle, SessionState};
-use super::sql;
 use crate::event::StoredEvent;
 use rusqlite::{Connection, Row, params};
 use serde::Serialize;
@@ -143,8 +142,7 @@ fn work_requested(
         let state = work
             .and_then(|w| w.get("state"))
             .and_then(|s| s.as_str().or_else(|| s.get("name").and_then(Value::as_str)));
-        sql::prepare(
-            conn,
+        conn.prepare_cached(
             "INSERT OR IGNORE INTO factory_work (session_id, work_id, name, work_type, state,
                  place_id, request_id, moves, created_at, updated_at, created_event_id)
              VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, 0, ?7, ?7, ?8)",
@@ -173,8 +171,7 @@ fn work_moved(
     let Some(work_id) = parts.text("workId") else {
         return Ok(());
     };
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "INSERT INTO factory_work (session_id, work_id, name, work_type, state, place_id,
              request_id, moves, created_at, updated_at, created_event_id)
          VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, 1, ?7, ?7, ?8)
@@ -204,8 +201,7 @@ fn dispatch_event(
     parts: &Parts,
 ) -> rusqlite::Result<()> {
     let at = &event.event_time;
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "INSERT INTO factory_dispatches (session_id, dispatch_id, state, events, updated_at)
          VALUES (?1, ?2, 'REQUESTED', 1, ?3)
          ON CONFLICT (session_id, dispatch_id) DO UPDATE SET events = events + 1, updated_at = ?3",
@@ -260,10 +256,9 @@ fn dispatch_event(
     let mut bound: Vec<Option<String>> =
         vec![Some(session.to_string()), Some(dispatch.to_string())];
     bound.extend(values);
-    sql::prepare(
-        conn,
-        &format!("UPDATE factory_dispatches SET {sql} WHERE session_id = ?1 AND dispatch_id = ?2"),
-    )?
+    conn.prepare_cached(&format!(
+        "UPDATE factory_dispatches SET {sql} WHERE session_id = ?1 AND dispatch_id = ?2"
+    ))?
     .execute(rusqlite::params_from_iter(bound))?;
     Ok(())
 }
@@ -283,9 +278,7 @@ pub struct Work {
 }
 
 pub fn work(conn: &Connection, session: &str, limit: u32) -> rusqlite::Result<Vec<Work>> {
-    sql::prepare(
-        conn,
-        "SELECT work_id, name, work_type, state, place_id, request_id, moves, created_at, updated_at
+    conn.prepare_cached("SELECT work_id, name, work_type, state, place_id, request_id, moves, created_at, updated_at
          FROM factory_work WHERE session_id = ?1 ORDER BY created_at, work_id LIMIT ?2",
     )?
     .query_map(params![session, limit], |r: &Row<'_>| {
@@ -325,8 +318,7 @@ pub struct Dispatch {
 }
 
 pub fn dispatches(conn: &Connection, session: &str, limit: u32) -> rusqlite::Result<Vec<Dispatch>> {
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "SELECT dispatch_id, transition_id, kind, label, model, state, worker_session_id, outcome,
                 reason, work_ids, duration_ms, events, requested_at, updated_at, completed_at
          FROM factory_dispatches WHERE session_id = ?1
@@ -361,13 +353,10 @@ pub fn counts(
     table: &str,
     session: &str,
 ) -> rusqlite::Result<Map<String, Value>> {
-    let mut statement = sql::prepare(
-        conn,
-        &format!(
-            "SELECT COALESCE(state, 'UNKNOWN'), COUNT(*) FROM {table} WHERE session_id = ?1
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT COALESCE(state, 'UNKNOWN'), COUNT(*) FROM {table} WHERE session_id = ?1
          GROUP BY 1 ORDER BY 1"
-        ),
-    )?;
+    ))?;
     let rows = statement.query_map([session], |r| {
         Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
     })?;

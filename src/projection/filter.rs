@@ -61,8 +61,9 @@ impl Where {
 /// check it searches an index.
 #[cfg(test)]
 pub fn plan(conn: &rusqlite::Connection, filter: Where, sql: impl Fn(&Where) -> String) -> String {
-    let mut statement =
-        super::sql::prepare(conn, &format!("EXPLAIN QUERY PLAN {}", sql(&filter))).unwrap();
+    let mut statement = conn
+        .prepare_cached(&format!("EXPLAIN QUERY PLAN {}", sql(&filter)))
+        .unwrap();
     let values = filter.values(10);
     let steps = statement
         .query_map(rusqlite::params_from_iter(values), |r| {

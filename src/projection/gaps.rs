@@ -2,7 +2,6 @@
 //! A gap is `open` until closed; a refused catch-up stays `refused` until someone resumes it.
 
 use super::alerts;
-use super::sql;
 use super::view::View;
 use crate::event::StoredEvent;
 use crate::states::states;
@@ -102,7 +101,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Gap> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Gap>> {
-    sql::prepare(conn, &format!("SELECT {COLUMNS} FROM gaps WHERE id = ?1"))?
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM gaps WHERE id = ?1"))?
         .query_row([id], row)
         .optional()
 }
@@ -115,13 +114,10 @@ pub fn unresolved(
     platform: &str,
     account: &str,
 ) -> rusqlite::Result<Option<Gap>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM gaps WHERE platform = ?1 AND account = ?2 AND status <> 'closed'
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM gaps WHERE platform = ?1 AND account = ?2 AND status <> 'closed'
          ORDER BY opened_sequence DESC LIMIT 1"
-        ),
-    )?
+    ))?
     .query_row([platform, account], row)
     .optional()
 }
@@ -135,15 +131,12 @@ pub struct GapFilter {
 
 /// Gaps, newest first.
 pub fn list(conn: &Connection, filter: &GapFilter, limit: u32) -> rusqlite::Result<Vec<Gap>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM gaps
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM gaps
          WHERE (?1 IS NULL OR status = ?1) AND (?2 IS NULL OR platform = ?2)
            AND (?3 IS NULL OR account = ?3)
          ORDER BY opened_sequence DESC LIMIT ?4"
-        ),
-    )?
+    ))?
     .query_map(
         params![filter.status, filter.platform, filter.account, limit],
         row,
@@ -155,14 +148,11 @@ pub fn list(conn: &Connection, filter: &GapFilter, limit: u32) -> rusqlite::Resu
 pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::Result<()> {
     let at = &event.received_at;
     if event.event_type == "gap_opened" {
-        sql::prepare(
-            conn,
-            &format!(
-                "INSERT OR REPLACE INTO gaps ({COLUMNS}, opened_sequence)
+        conn.prepare_cached(&format!(
+            "INSERT OR REPLACE INTO gaps ({COLUMNS}, opened_sequence)
              VALUES (?1, ?2, ?3, ?13, ?4, ?5, NULL, NULL, NULL, '[]', ?6, NULL, NULL, NULL, ?7,
                      ?9, ?10, ?11, ?12, ?8)"
-            ),
-        )?
+        ))?
         .execute(params![
             gap_id(&event.event_id),
             view.text("platform").unwrap_or(""),
@@ -229,8 +219,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
         }
         _ => return Ok(()),
     }
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "UPDATE gaps SET status = ?2, to_position = ?3, refused_detail = ?4, resumed_by = ?5,
              detail = ?6, closed_at = ?7, refused_at = ?8, resumed_at = ?9
          WHERE id = ?1",

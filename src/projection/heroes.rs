@@ -3,7 +3,6 @@
 //! after every rebuild, whichever of its events arrives first.
 
 use super::sessions::SessionState;
-use super::sql;
 use crate::states::states;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
 use serde::Serialize;
@@ -108,13 +107,13 @@ fn view(r: &Row<'_>) -> rusqlite::Result<HeroView> {
 
 /// The hero row of a session, as the projection reads it.
 pub fn by_session(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<Hero>> {
-    sql::prepare(conn, &format!("SELECT {COLUMNS} FROM heroes WHERE id = ?1"))?
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM heroes WHERE id = ?1"))?
         .query_row([hero_id(session_id)], row)
         .optional()
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<HeroView>> {
-    sql::prepare(conn, &format!("{VIEW} WHERE h.id = ?1"))?
+    conn.prepare_cached(&format!("{VIEW} WHERE h.id = ?1"))?
         .query_row([id], view)
         .optional()
 }
@@ -125,22 +124,18 @@ pub fn list(
     state: Option<HeroState>,
     limit: u32,
 ) -> rusqlite::Result<Vec<HeroView>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "{VIEW} WHERE (?1 IS NULL OR h.state = ?1) ORDER BY s.last_sequence DESC LIMIT ?2"
-        ),
-    )?
+    conn.prepare_cached(&format!(
+        "{VIEW} WHERE (?1 IS NULL OR h.state = ?1) ORDER BY s.last_sequence DESC LIMIT ?2"
+    ))?
     .query_map(params![state, limit], view)?
     .collect()
 }
 
 /// The heroes whose session has not ended, by most recent activity.
 pub fn live(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<HeroView>> {
-    sql::prepare(
-        conn,
-        &format!("{VIEW} WHERE h.state <> ?2 ORDER BY s.last_sequence DESC LIMIT ?1"),
-    )?
+    conn.prepare_cached(&format!(
+        "{VIEW} WHERE h.state <> ?2 ORDER BY s.last_sequence DESC LIMIT ?1"
+    ))?
     .query_map(params![limit, HeroState::Ended], view)?
     .collect()
 }
@@ -157,7 +152,7 @@ static SAVE: LazyLock<String> = LazyLock::new(|| {
 
 /// The prepared statement [`save_with`] runs.
 pub fn saving(conn: &Connection) -> rusqlite::Result<CachedStatement<'_>> {
-    sql::prepare(conn, &SAVE)
+    conn.prepare_cached(&SAVE)
 }
 
 pub fn save(conn: &Connection, hero: &Hero) -> rusqlite::Result<()> {

@@ -4,7 +4,6 @@
 //! is `mission-` and the id of the event that opened it.
 
 use super::filter::Where;
-use super::sql;
 use crate::states::states;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
@@ -77,12 +76,9 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Mission> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Mission>> {
-    sql::prepare(
-        conn,
-        &format!("SELECT {COLUMNS} FROM missions WHERE id = ?1"),
-    )?
-    .query_row([id], row)
-    .optional()
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM missions WHERE id = ?1"))?
+        .query_row([id], row)
+        .optional()
 }
 
 /// The latest active subagent mission of a session for a subagent id.
@@ -91,27 +87,21 @@ pub fn active_subagent(
     session_id: &str,
     subagent_id: &str,
 ) -> rusqlite::Result<Option<Mission>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM missions
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM missions
          WHERE session_id = ?1 AND state = 'active' AND subagent_id = ?2
          ORDER BY opened_sequence DESC LIMIT 1"
-        ),
-    )?
+    ))?
     .query_row([session_id, subagent_id], row)
     .optional()
 }
 
 /// Every active mission of a session.
 pub fn active_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Mission>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM missions
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM missions
          WHERE session_id = ?1 AND state = 'active' ORDER BY opened_sequence"
-        ),
-    )?
+    ))?
     .query_map([session_id], row)?
     .collect()
 }
@@ -122,14 +112,11 @@ pub fn active_children(
     session_id: &str,
     parent_id: &str,
 ) -> rusqlite::Result<Vec<Mission>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM missions
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM missions
          WHERE session_id = ?1 AND state = 'active' AND parent_mission_id = ?2
          ORDER BY opened_sequence, id"
-        ),
-    )?
+    ))?
     .query_map([session_id, parent_id], row)?
     .collect()
 }
@@ -165,7 +152,7 @@ pub fn list(
     limit: u32,
 ) -> rusqlite::Result<Vec<Mission>> {
     let filter = list_filter(filter);
-    sql::prepare(conn, &list_sql(&filter))?
+    conn.prepare_cached(&list_sql(&filter))?
         .query_map(params_from_iter(filter.values(limit)), row)?
         .collect()
 }
@@ -202,7 +189,7 @@ static SAVE: LazyLock<String> = LazyLock::new(|| {
 
 /// The prepared statement [`save_with`] runs.
 pub fn saving(conn: &Connection) -> rusqlite::Result<CachedStatement<'_>> {
-    sql::prepare(conn, &SAVE)
+    conn.prepare_cached(&SAVE)
 }
 
 pub fn save(conn: &Connection, m: &Mission) -> rusqlite::Result<()> {

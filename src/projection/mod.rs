@@ -23,7 +23,6 @@ pub mod prices;
 pub mod recorder;
 pub mod search;
 pub mod sessions;
-pub mod sql;
 pub mod tables;
 pub mod tool_uses;
 pub mod transcript_files;
@@ -242,12 +241,10 @@ pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effect
     let Some(session) = event.session_id.as_deref() else {
         return Ok(Effects::default());
     };
-    let mission_id = sql::prepare(
-        conn,
-        "SELECT mission_id FROM hook_effects WHERE sequence = ?1",
-    )?
-    .query_row([event.sequence], |r| r.get(0))
-    .optional()?;
+    let mission_id = conn
+        .prepare_cached("SELECT mission_id FROM hook_effects WHERE sequence = ?1")?
+        .query_row([event.sequence], |r| r.get(0))
+        .optional()?;
     Ok(Effects {
         hero_id: Some(heroes::hero_id(session)),
         mission_id,
@@ -261,7 +258,7 @@ pub fn snapshot(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut out = Vec::new();
     search::snapshot(conn, &mut out)?;
     for table in TABLES {
-        let mut statement = sql::prepare(conn, &format!("SELECT * FROM {table} ORDER BY 1, 2"))?;
+        let mut statement = conn.prepare_cached(&format!("SELECT * FROM {table} ORDER BY 1, 2"))?;
         let columns = statement.column_count();
         let rows = statement.query_map([], |r| {
             let values = (0..columns)
@@ -294,7 +291,8 @@ fn show(value: rusqlite::types::ValueRef<'_>) -> String {
 /// Empties every projection table (a rebuild's first step).
 pub fn clear(conn: &Connection) -> rusqlite::Result<()> {
     for table in TABLES {
-        sql::prepare(conn, &format!("DELETE FROM {table}"))?.execute([])?;
+        conn.prepare_cached(&format!("DELETE FROM {table}"))?
+            .execute([])?;
     }
     Ok(())
 }

@@ -4,7 +4,6 @@
 //! when read, against the reader's clock.
 
 use super::alerts;
-use super::sql;
 use super::view::View;
 use crate::event::{StoredEvent, time};
 use crate::states::states;
@@ -124,22 +123,18 @@ fn row(r: &Row<'_>) -> rusqlite::Result<OwnerRow> {
 }
 
 pub fn get(conn: &Connection, platform: &str, account: &str) -> rusqlite::Result<Option<OwnerRow>> {
-    sql::prepare(
-        conn,
-        &format!("SELECT {COLUMNS} FROM watcher_owners WHERE platform = ?1 AND account = ?2"),
-    )?
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM watcher_owners WHERE platform = ?1 AND account = ?2"
+    ))?
     .query_row([platform, account], row)
     .optional()
 }
 
 pub fn list(conn: &Connection, platform: Option<&str>) -> rusqlite::Result<Vec<OwnerRow>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM watcher_owners WHERE (?1 IS NULL OR platform = ?1)
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM watcher_owners WHERE (?1 IS NULL OR platform = ?1)
          ORDER BY platform, account"
-        ),
-    )?
+    ))?
     .query_map(params![platform], row)?
     .collect()
 }
@@ -154,13 +149,10 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
     let at = &event.received_at;
     match event.event_type.as_str() {
         "owner_acquired" => {
-            sql::prepare(
-                conn,
-                &format!(
-                    "INSERT OR REPLACE INTO watcher_owners ({COLUMNS}, acquired_event_id)
+            conn.prepare_cached(&format!(
+                "INSERT OR REPLACE INTO watcher_owners ({COLUMNS}, acquired_event_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?8, NULL, NULL, ?9)"
-                ),
-            )?
+            ))?
             .execute(params![
                 platform,
                 account,
@@ -174,9 +166,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
             ])?;
         }
         "owner_heartbeat" => {
-            sql::prepare(
-                conn,
-                "UPDATE watcher_owners SET last_heartbeat_at = ?4, attached = COALESCE(?5, attached),
+            conn.prepare_cached("UPDATE watcher_owners SET last_heartbeat_at = ?4, attached = COALESCE(?5, attached),
                      positions = COALESCE(?6, positions)
                  WHERE platform = ?1 AND account = ?2 AND generation = ?3",
             )?
@@ -192,8 +182,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
             ])?;
         }
         "owner_released" => {
-            sql::prepare(
-                conn,
+            conn.prepare_cached(
                 "UPDATE watcher_owners SET released_at = ?4
                  WHERE platform = ?1 AND account = ?2 AND generation = ?3",
             )?

@@ -12,7 +12,7 @@
 //! the read is then answered ahead of the queued work (which changes no agent row).
 
 use super::tables::{Backing, Cached, Changes};
-use super::{Parsed, alerts, apply_agents, apply_parsed, apply_rest, sql};
+use super::{Parsed, alerts, apply_agents, apply_parsed, apply_rest};
 use crate::event::StoredEvent;
 use crate::event::row::{EVENT_COLUMNS, stored_event};
 use rusqlite::{Connection, Result};
@@ -26,13 +26,10 @@ const STEPS: usize = 256;
 const QUEUE: usize = 64;
 
 fn query(conn: &Connection) -> Result<rusqlite::CachedStatement<'_>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {} FROM events WHERE sequence > ?1 ORDER BY sequence",
-            EVENT_COLUMNS
-        ),
-    )
+    conn.prepare_cached(&format!(
+        "SELECT {} FROM events WHERE sequence > ?1 ORDER BY sequence",
+        EVENT_COLUMNS
+    ))
 }
 
 /// Replays the events after `after` on this thread alone, writing the rows held in memory
@@ -300,7 +297,7 @@ mod tests {
         let (answer_in, answered) = mpsc::channel();
         reads_in
             .send(Box::new(move |c: &Connection| {
-                let read = sql::prepare(c, "SELECT nothing FROM nowhere").map(|_| ());
+                let read = c.prepare_cached("SELECT nothing FROM nowhere").map(|_| ());
                 let failed = read.is_err();
                 answer_in.send(failed).unwrap();
                 read
@@ -331,7 +328,8 @@ mod tests {
         assert!(answered.recv().unwrap(), "the read ran and failed");
         let error = result.expect_err("the failed read stops it").to_string();
         assert!(error.contains("nowhere"), "{error}");
-        let alerts: i64 = sql::prepare(&conn, "SELECT COUNT(*) FROM alerts")
+        let alerts: i64 = conn
+            .prepare_cached("SELECT COUNT(*) FROM alerts")
             .unwrap()
             .query_row([], |r| r.get(0))
             .unwrap();

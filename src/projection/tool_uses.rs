@@ -5,7 +5,6 @@
 
 use super::filter::Where;
 use super::missions::Mission;
-use super::sql;
 use crate::states::states;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
@@ -99,12 +98,9 @@ fn row(r: &Row<'_>) -> rusqlite::Result<ToolUse> {
 
 /// One tool use by its row id.
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<ToolUse>> {
-    sql::prepare(
-        conn,
-        &format!("SELECT {COLUMNS} FROM tool_uses WHERE id = ?1"),
-    )?
-    .query_row([id], row)
-    .optional()
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tool_uses WHERE id = ?1"))?
+        .query_row([id], row)
+        .optional()
 }
 
 /// The latest tool call of a session with an agent's tool use id (permission requests, which
@@ -115,14 +111,11 @@ pub fn by_call(
     session_id: &str,
     tool_use_id: &str,
 ) -> rusqlite::Result<Option<ToolUse>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM tool_uses
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tool_uses
          WHERE session_id = ?1 AND tool_use_id = ?2 AND kind <> 'permission'
          ORDER BY opened_sequence DESC LIMIT 1"
-        ),
-    )?
+    ))?
     .query_row([session_id, tool_use_id], row)
     .optional()
 }
@@ -134,8 +127,7 @@ pub fn calls_of(
     session_id: &str,
 ) -> rusqlite::Result<foldhash::HashMap<String, String>> {
     let mut calls = foldhash::HashMap::default();
-    let mut statement = sql::prepare(
-        conn,
+    let mut statement = conn.prepare_cached(
         "SELECT tool_use_id, id FROM tool_uses
          WHERE session_id = ?1 AND tool_use_id IS NOT NULL AND kind <> 'permission'
          ORDER BY opened_sequence",
@@ -149,27 +141,21 @@ pub fn calls_of(
 
 /// The latest running subagent-spawning call (`Task` / `Agent`) of a session.
 pub fn running_spawner(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<ToolUse>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM tool_uses
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tool_uses
          WHERE session_id = ?1 AND kind = 'subagent' AND status = 'running'
          ORDER BY opened_sequence DESC LIMIT 1"
-        ),
-    )?
+    ))?
     .query_row([session_id], row)
     .optional()
 }
 
 /// Every running tool use of a session.
 pub fn running_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<ToolUse>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT {COLUMNS} FROM tool_uses WHERE session_id = ?1 AND status = 'running'
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tool_uses WHERE session_id = ?1 AND status = 'running'
          ORDER BY opened_sequence, id"
-        ),
-    )?
+    ))?
     .query_map([session_id], row)?
     .collect()
 }
@@ -182,24 +168,22 @@ pub fn latest_of_mission(
     mission: &Mission,
     limit: u32,
 ) -> rusqlite::Result<Vec<ToolUse>> {
-    let mut latest: Vec<ToolUse> = sql::prepare(
-        conn,
-        &format!(
+    let mut latest: Vec<ToolUse> = conn
+        .prepare_cached(&format!(
             "SELECT {COLUMNS} FROM tool_uses
          WHERE session_id = ?1 AND opened_sequence >= ?2 AND mission_id = ?3
          ORDER BY opened_sequence DESC LIMIT ?4"
-        ),
-    )?
-    .query_map(
-        params![
-            mission.session_id,
-            mission.opened_sequence,
-            mission.id,
-            limit
-        ],
-        row,
-    )?
-    .collect::<rusqlite::Result<_>>()?;
+        ))?
+        .query_map(
+            params![
+                mission.session_id,
+                mission.opened_sequence,
+                mission.id,
+                limit
+            ],
+            row,
+        )?
+        .collect::<rusqlite::Result<_>>()?;
     latest.reverse();
     Ok(latest)
 }
@@ -219,7 +203,7 @@ pub fn list(
     limit: u32,
 ) -> rusqlite::Result<Vec<ToolUse>> {
     let filter = list_filter(filter);
-    sql::prepare(conn, &list_sql(&filter))?
+    conn.prepare_cached(&list_sql(&filter))?
         .query_map(params_from_iter(filter.values(limit)), row)?
         .collect()
 }
@@ -271,7 +255,7 @@ static SAVE: LazyLock<String> = LazyLock::new(|| {
 
 /// The prepared statement [`save_with`] runs.
 pub fn saving(conn: &Connection) -> rusqlite::Result<CachedStatement<'_>> {
-    sql::prepare(conn, &SAVE)
+    conn.prepare_cached(&SAVE)
 }
 
 pub fn save(conn: &Connection, t: &ToolUse) -> rusqlite::Result<()> {

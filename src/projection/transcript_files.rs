@@ -2,7 +2,6 @@
 //! named, from the `TranscriptRead` events (`follow`). A read never goes back: the offset
 //! kept is the largest one read to.
 
-use super::sql;
 use super::view::View;
 use crate::event::StoredEvent;
 use rusqlite::{Connection, OptionalExtension, params};
@@ -16,9 +15,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
     ) else {
         return Ok(());
     };
-    sql::prepare(
-        conn,
-        "INSERT INTO transcript_files (path, session_id, read_to, turn, last_sequence, last_read_at)
+    conn.prepare_cached("INSERT INTO transcript_files (path, session_id, read_to, turn, last_sequence, last_read_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (path) DO UPDATE SET
              read_to = MAX(read_to, excluded.read_to),
@@ -40,13 +37,11 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
 /// Where the next read of `path` starts, and the turn open there (`(0, None)` for a file
 /// never read).
 pub fn position(conn: &Connection, path: &str) -> rusqlite::Result<(u64, Option<String>)> {
-    Ok(sql::prepare(
-        conn,
-        "SELECT read_to, turn FROM transcript_files WHERE path = ?1",
-    )?
-    .query_row([path], |r| {
-        Ok((r.get::<_, i64>(0)?.max(0) as u64, r.get(1)?))
-    })
-    .optional()?
-    .unwrap_or((0, None)))
+    Ok(conn
+        .prepare_cached("SELECT read_to, turn FROM transcript_files WHERE path = ?1")?
+        .query_row([path], |r| {
+            Ok((r.get::<_, i64>(0)?.max(0) as u64, r.get(1)?))
+        })
+        .optional()?
+        .unwrap_or((0, None)))
 }

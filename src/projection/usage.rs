@@ -8,7 +8,6 @@
 //! The read side sums the rows by day, session, model, project or turn ([`totals`]); cost is
 //! added when read, from the price table ([`super::prices`]).
 
-use super::sql;
 use super::view::View;
 use crate::event::StoredEvent;
 use crate::ingest::transcript::Usage;
@@ -24,8 +23,7 @@ pub fn apply(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::R
     };
     let u = Usage::from_json(usage);
     let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-    sql::prepare(
-        conn,
+    conn.prepare_cached(
         "INSERT INTO usage (message_key, session_id, cli, model, project, origin, agent_id, turn,
                             event_time, input_tokens, output_tokens, cache_write_5m_tokens,
                             cache_write_1h_tokens, cache_read_tokens, reasoning_tokens, records)
@@ -169,7 +167,7 @@ pub fn totals(conn: &Connection, by: By, filter: &Filter) -> rusqlite::Result<Ve
          GROUP BY k, model ORDER BY k, model",
         key = by.key()
     );
-    let mut statement = sql::prepare(conn, &statement)?;
+    let mut statement = conn.prepare_cached(&statement)?;
     let rows = statement.query_map(params![modifier, filter.since, filter.session], |r| {
         let n = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
         Ok(Row {

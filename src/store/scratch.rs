@@ -7,7 +7,7 @@ use super::writer::{AppendError, Local};
 use super::{open, read};
 use crate::config::Durability;
 use crate::event::{NewEvent, StoredEvent};
-use crate::projection::{self, sql};
+use crate::projection;
 use rusqlite::Connection;
 use std::collections::BTreeMap;
 
@@ -66,8 +66,10 @@ impl Scratch {
     pub fn rows(&self) -> rusqlite::Result<Rows> {
         let mut out = BTreeMap::new();
         for table in projection::TABLES.iter().filter(|t| !HIDDEN.contains(t)) {
-            let mut statement =
-                sql::prepare(self.writer.conn(), &format!("SELECT * FROM {table}"))?;
+            let mut statement = self
+                .writer
+                .conn()
+                .prepare_cached(&format!("SELECT * FROM {table}"))?;
             let names: Vec<String> = statement
                 .column_names()
                 .iter()
@@ -140,7 +142,8 @@ pub fn session_events(conn: &Connection, session: &str) -> rusqlite::Result<Vec<
         "SELECT {} FROM events WHERE session_id = ?1 ORDER BY session_sequence",
         read::EVENT_COLUMNS
     );
-    let stored: Vec<StoredEvent> = sql::prepare(conn, &query)?
+    let stored: Vec<StoredEvent> = conn
+        .prepare_cached(&query)?
         .query_map([session], read::stored_event)?
         .collect::<rusqlite::Result<_>>()?;
     Ok(stored

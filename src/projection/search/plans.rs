@@ -3,7 +3,6 @@
 //! [`Hit`] with its snippet in [`Part`]s.
 
 use super::{Cursor, Hit, Page, Part, Query, SESSION_PROBES};
-use crate::projection::sql;
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// What marks a matched term in the snippets FTS5 makes (control characters, which
@@ -77,7 +76,7 @@ fn run<T>(
     bounds: Bounds,
     row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
 ) -> rusqlite::Result<Vec<T>> {
-    sql::prepare(conn, sql)?
+    conn.prepare_cached(sql)?
         .query_map(
             params![
                 query.expression,
@@ -137,7 +136,8 @@ pub(super) fn small_session(conn: &Connection, query: &Query) -> rusqlite::Resul
     let Some(session) = &query.session else {
         return Ok(false);
     };
-    let events: Option<i64> = sql::prepare(conn, "SELECT event_count FROM sessions WHERE id = ?1")?
+    let events: Option<i64> = conn
+        .prepare_cached("SELECT event_count FROM sessions WHERE id = ?1")?
         .query_row([session], |r| r.get(0))
         .optional()?;
     Ok(events.is_some_and(|n| n <= SESSION_PROBES))
@@ -211,14 +211,11 @@ fn hit(
     sequence: i64,
     rank: f64,
 ) -> rusqlite::Result<Option<Hit>> {
-    sql::prepare(
-        conn,
-        &format!(
-            "SELECT search.rowid, ?3, {HIT_COLUMNS}
+    conn.prepare_cached(&format!(
+        "SELECT search.rowid, ?3, {HIT_COLUMNS}
              FROM search JOIN events e ON e.sequence = search.rowid
              WHERE search MATCH ?1 AND search.rowid = ?2"
-        ),
-    )?
+    ))?
     .query_row(params![expression, sequence, rank], hit_row)
     .optional()
 }

@@ -4,7 +4,7 @@
 use super::plans::{parts, small_session};
 use super::*;
 use crate::event::StoredEvent;
-use crate::projection::{Parsed, sql};
+use crate::projection::Parsed;
 use rusqlite::{Connection, params};
 
 fn event(source: &str, payload: &str) -> StoredEvent {
@@ -108,8 +108,7 @@ fn log(n: i64) -> Connection {
             ),
             origin: "here".into(),
         };
-        sql::prepare(
-            &conn,
+        conn.prepare_cached(
             "INSERT INTO events (sequence, event_id, session_id, session_sequence, type,
                  source, event_time, received_at, payload)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",

@@ -3,7 +3,6 @@
 
 use super::record::{AFTER_RECORD, RECORD_COLUMNS, record};
 use super::{Record, SessionState};
-use crate::projection::sql;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
@@ -25,13 +24,10 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Session> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Session>> {
-    sql::prepare(
-        conn,
-        &format!(
+    conn.prepare_cached(&format!(
         "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
          WHERE s.id = ?1"
-    ),
-    )?
+    ))?
     .query_row([id], row)
     .optional()
 }
@@ -47,15 +43,12 @@ pub struct ListFilter<'a> {
 
 /// Sessions by most recent activity, filtered.
 pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Result<Vec<Session>> {
-    sql::prepare(
-        conn,
-        &format!(
+    conn.prepare_cached(&format!(
         "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
          WHERE (?1 IS NULL OR s.state = ?1) AND (?2 IS NULL OR s.source = ?2)
            AND (?3 IS NULL OR s.source_app = ?3) AND (?5 IS NULL OR s.origin = ?5)
          ORDER BY s.last_sequence DESC LIMIT ?4"
-    ),
-    )?
+    ))?
     .query_map(
         params![
             filter.state,

@@ -3,7 +3,6 @@
 
 use super::{Compaction, FactoryColumns, Facts, SessionState};
 use crate::event::StoredEvent;
-use crate::projection::sql;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
@@ -194,10 +193,9 @@ impl Record {
     }
 
     pub fn load(conn: &Connection, id: &str) -> rusqlite::Result<Option<Record>> {
-        sql::prepare(
-            conn,
-            &format!("SELECT {RECORD_COLUMNS} FROM sessions s WHERE s.id = ?1"),
-        )?
+        conn.prepare_cached(&format!(
+            "SELECT {RECORD_COLUMNS} FROM sessions s WHERE s.id = ?1"
+        ))?
         .query_row([id], record)
         .optional()
     }
@@ -226,7 +224,7 @@ impl Record {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                      ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)"
         };
-        let changed = sql::prepare(conn, sql)?.execute(params![
+        let changed = conn.prepare_cached(sql)?.execute(params![
             self.id,
             self.source,
             self.cli,

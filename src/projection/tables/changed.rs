@@ -6,7 +6,6 @@ use crate::projection::changes::{self, ChangeRow};
 use crate::projection::heroes::{self, Hero};
 use crate::projection::missions::{self, Mission};
 use crate::projection::sessions::Record;
-use crate::projection::sql;
 use crate::projection::tool_uses::{self, ToolUse};
 use rusqlite::{Connection, params};
 
@@ -42,7 +41,7 @@ impl Changes {
         for tool in &self.tools {
             tool_uses::save_with(&mut save, tool)?;
         }
-        let mut save = sql::prepare(conn, SAVE_EFFECTS)?;
+        let mut save = conn.prepare_cached(SAVE_EFFECTS)?;
         for (sequence, mission) in &self.effects {
             save.execute(params![sequence, mission])?;
         }

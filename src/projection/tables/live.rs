@@ -9,7 +9,6 @@ use crate::projection::changes::{self, ChangeRow};
 use crate::projection::heroes::{self, Hero};
 use crate::projection::missions::{self, Mission};
 use crate::projection::sessions::{self, Facts, Record};
-use crate::projection::sql;
 use crate::projection::tool_uses::{self, ToolUse};
 use rusqlite::{Connection, params};
 use serde_json::Value;
@@ -128,6 +127,7 @@ pub(super) const SAVE_EFFECTS: &str =
     "INSERT OR REPLACE INTO hook_effects (sequence, mission_id) VALUES (?1, ?2)";
 
 fn save_effects(conn: &Connection, sequence: i64, mission: &str) -> Result<()> {
-    sql::prepare(conn, SAVE_EFFECTS)?.execute(params![sequence, mission])?;
+    conn.prepare_cached(SAVE_EFFECTS)?
+        .execute(params![sequence, mission])?;
     Ok(())
 }
