@@ -52,6 +52,28 @@ pub enum ApiError {
     TooManyStreams { limit: usize },
     #[error("overloaded: {0}")]
     Overloaded(Overload),
+    /// An event stream's cursor names no position of its retained history (seed 003's
+    /// `CURSOR_STALE`), with what to do about it.
+    #[error("{message}")]
+    StaleCursor {
+        message: &'static str,
+        first_available_sequence: i64,
+        head_sequence: i64,
+    },
+}
+
+crate::states::states! {
+    /// What a stream's reconnect probe (or a refused cursor) says about a session's stream:
+    /// seed 003's `FactorySessionEventStreamRecovery.outcome`.
+    pub enum Recovery {
+        /// The session has no events.
+        UnknownSession = "UNKNOWN_SESSION",
+        /// The cursor names no position of the retained history: reconnect without it.
+        CursorStale = "CURSOR_STALE",
+        StreamReady = "STREAM_READY",
+        /// The probe's read failed (a `500`).
+        InternalError = "INTERNAL_ERROR",
+    }
 }
 
 impl ApiError {
@@ -181,6 +203,20 @@ impl ApiError {
                     json!({ "error": "overloaded", "message": message }),
                 )
             }
+            ApiError::StaleCursor {
+                message,
+                first_available_sequence,
+                head_sequence,
+            } => (
+                StatusCode::BAD_REQUEST,
+                json!({
+                    "error": "invalid_cursor",
+                    "outcome": Recovery::CursorStale,
+                    "message": message,
+                    "firstAvailableSequence": first_available_sequence,
+                    "headSequence": head_sequence,
+                }),
+            ),
             ApiError::Internal(cause) => {
                 tracing::error!(%cause, "internal error");
                 (

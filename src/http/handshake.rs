@@ -103,7 +103,7 @@ pub fn probe_failed(state: &AppState, session_id: &str, error: &ApiError) -> Res
         "message": "internal error",
         "sessionId": session_id,
         "factorySessionId": session_id,
-        "outcome": "INTERNAL_ERROR",
+        "outcome": super::error::Recovery::InternalError,
         "retry": { "omitAfterEventId": false, "omitAfterSequence": false },
         "streamGenerationId": state.store.generation_id,
     });

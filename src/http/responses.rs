@@ -5,7 +5,7 @@
 //! `STREAM_GAP` record (sequence 0) first that names what was lost.
 
 use super::AppState;
-use super::error::ApiError;
+use super::error::{ApiError, Recovery};
 use super::extract::{ApiPath, ApiQuery};
 use super::handshake::{identity, probe_failed, wants_probe};
 use super::streams::{self, GENERATION_HEADER, StreamQuery};
@@ -21,7 +21,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde::Serialize;
@@ -239,25 +239,23 @@ fn dress(state: &AppState, session: &str, headers: &mut HeaderMap) {
 }
 
 fn stale(state: &AppState, session: &str, bounds: Bounds) -> Response {
-    let body = json!({
-        "error": "invalid_cursor",
-        "outcome": "CURSOR_STALE",
-        "message": "the cursor does not name a response event of this session; reconnect without it",
-        "firstAvailableSequence": bounds.first_available_sequence,
-        "headSequence": bounds.head_sequence,
-    });
-    let mut response = (StatusCode::BAD_REQUEST, Json(body)).into_response();
+    let mut response = ApiError::StaleCursor {
+        message: "the cursor does not name a response event of this session; reconnect without it",
+        first_available_sequence: bounds.first_available_sequence,
+        head_sequence: bounds.head_sequence,
+    }
+    .into_response();
     dress(state, session, response.headers_mut());
     response
 }
 
 fn probe(state: &AppState, session: &str, resolved: &Resolved) -> Response {
     let outcome = match resolved.start {
-        _ if !resolved.known => "UNKNOWN_SESSION",
-        Start::Stale => "CURSOR_STALE",
-        Start::Ready(_) | Start::Gap { .. } => "STREAM_READY",
+        _ if !resolved.known => Recovery::UnknownSession,
+        Start::Stale => Recovery::CursorStale,
+        Start::Ready(_) | Start::Gap { .. } => Recovery::StreamReady,
     };
-    let stale = outcome == "CURSOR_STALE";
+    let stale = outcome == Recovery::CursorStale;
     let mut body = json!({
         "sessionId": session,
         "factorySessionId": session,

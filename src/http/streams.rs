@@ -3,7 +3,7 @@
 //! `Accept: application/json` the session route is a reconnect probe instead.
 
 use super::AppState;
-use super::error::ApiError;
+use super::error::{ApiError, Recovery};
 use super::extract::{ApiPath, ApiQuery};
 use crate::http::openapi::schemas;
 use crate::store::StoreError;
@@ -15,7 +15,7 @@ use crate::stream::ticks::follow_ticks;
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde::Deserialize;
@@ -286,14 +286,12 @@ pub fn generation(state: &AppState) -> HeaderValue {
 }
 
 pub fn stale(state: &AppState, bounds: Bounds, style: &Style) -> Response {
-    let body = json!({
-        "error": "invalid_cursor",
-        "outcome": "CURSOR_STALE",
-        "message": "the cursor does not name a position in this stream's retained history; reconnect without it to replay from the start",
-        "firstAvailableSequence": bounds.first_available_sequence,
-        "headSequence": bounds.head_sequence,
-    });
-    let mut response = (StatusCode::BAD_REQUEST, Json(body)).into_response();
+    let mut response = ApiError::StaleCursor {
+        message: "the cursor does not name a position in this stream's retained history; reconnect without it to replay from the start",
+        first_available_sequence: bounds.first_available_sequence,
+        head_sequence: bounds.head_sequence,
+    }
+    .into_response();
     let headers = response.headers_mut();
     headers.insert(GENERATION_HEADER, generation(state));
     headers.extend(style.headers.clone());
@@ -315,14 +313,14 @@ pub fn probe(
         | Resolution::Ready { bounds, .. }
             if bounds.head_sequence == 0 =>
         {
-            ("UNKNOWN_SESSION", bounds)
+            (Recovery::UnknownSession, bounds)
         }
         Resolution::Stale { bounds } | Resolution::Behind { bounds, .. } => {
-            ("CURSOR_STALE", bounds)
+            (Recovery::CursorStale, bounds)
         }
-        Resolution::Ready { bounds, .. } => ("STREAM_READY", bounds),
+        Resolution::Ready { bounds, .. } => (Recovery::StreamReady, bounds),
     };
-    let stale = outcome == "CURSOR_STALE";
+    let stale = outcome == Recovery::CursorStale;
     let mut body = json!({
         "sessionId": session_id,
         "outcome": outcome,
