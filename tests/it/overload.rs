@@ -1,4 +1,4 @@
-//! A writer too far behind: a client's request that finds the writer's queue full waits
+//! A writer too far behind (here: twenty writes on a queue of one while the write lock is held): a client's request that finds the writer's queue full waits
 //! `store::writer::QUEUE_WAIT`, then is refused `503 overloaded` with `Retry-After`, and
 //! nothing from it is stored; a retry with the same event id is stored once.
 
@@ -21,16 +21,17 @@ type Answer = (String, StatusCode, Option<String>, Value);
 async fn a_full_writer_queue_refuses_with_503_and_stores_nothing_of_the_refused() {
     let app = Arc::new(spawn_app_with(|c| c.writer_queue = 1).await);
     // Hold the database's write lock from outside: the writer's next batch waits on it, so
-    // its queue (one request) fills and the requests behind it wait for a place.
+    // its queue (one request) fills and the requests behind it wait for a place. Twenty, so
+    // that some are behind the queue even if the writer drains a few into its blocked batch.
     let outside = rusqlite::Connection::open(&app.db_path).unwrap();
     outside.execute_batch("BEGIN IMMEDIATE").unwrap();
 
     let answers: Arc<Mutex<Vec<Answer>>> = Arc::default();
-    let requests: Vec<_> = (0..6)
+    let requests: Vec<_> = (0..20)
         .map(|i| {
             let (app, answers) = (app.clone(), answers.clone());
             tokio::spawn(async move {
-                let id = format!("0193a5b0-7c1e-7000-8000-00000000000{i}");
+                let id = format!("0193a5b0-7c1e-7000-8000-0000000000{i:02}");
                 let body = json!({"id": id, "type": "Note", "sessionId": "s", "payload": {"i": i}});
                 let response = app
                     .client

@@ -10,7 +10,9 @@ use std::path::Path;
 const ATTEMPTS: usize = 5;
 
 /// Copies the database at `db` to `to` (`VACUUM INTO`, from a read-only connection), and its
-/// snapshot file, if it has one, to the snapshot path of `to`.
+/// snapshot file, if it has one and it is the log's (by its stream generation), to the
+/// snapshot path of `to`. Another log's file left beside it is not copied: the copy gets a
+/// generation of its own ([`adopt`]), under which that file would pass for its snapshot.
 ///
 /// The log is copied first. A prune step commits the snapshot before it deletes from the log,
 /// so a snapshot copied later stands at or past the copy's pruned boundary, which is a state a
@@ -34,6 +36,10 @@ pub fn copy(db: &Path, to: &Path) -> rusqlite::Result<()> {
         snapshot.execute("VACUUM INTO ?1", [dest.to_string_lossy()])?;
         drop(snapshot);
         let copied = file::open_read_only(&dest)?;
+        if read::meta(&copied, OWNER_KEY)? != read::meta(&log, OWNER_KEY)? {
+            drop(copied);
+            return file::remove(&dest);
+        }
         if boundary(&copied)?.is_none_or(|through| through <= reach) {
             return Ok(());
         }

@@ -183,7 +183,16 @@ impl Snapshot {
                 self.conn = Some(made);
                 0
             }
-            None => return Ok(()),
+            None => {
+                // Said at every step: the file went missing (or was replaced) after pruning,
+                // and what these events built is now only in the live projections.
+                tracing::warn!(
+                    path = %path.display(),
+                    through,
+                    "pruning with no usable retention snapshot: `hooklog rebuild` will refuse for this database"
+                );
+                return Ok(());
+            }
         };
         if through <= from {
             return Ok(());

@@ -171,6 +171,37 @@ fn another_logs_snapshot_file_is_replaced_not_used() {
     assert_eq!(sessions, 1, "made again for this log");
 }
 
+/// A backup of a log that has another log's snapshot file beside it does not take that file:
+/// the copy gets a generation of its own, under which the file would pass for its snapshot
+/// (and the copy would delete the events it seems to cover when opened).
+#[test]
+fn a_copy_leaves_another_logs_snapshot_file_behind() {
+    let other = tempfile::tempdir().unwrap();
+    let conn = log_with_events(other.path(), 4);
+    assert_eq!(prune_to(&conn, 1), 3);
+    drop(conn);
+    let dir = tempfile::tempdir().unwrap();
+    let conn = log_with_events(dir.path(), 2);
+    drop(conn);
+    let db = dir.path().join("s.db");
+    std::fs::copy(path_of(&other.path().join("s.db")), path_of(&db)).unwrap();
+    let to = dir.path().join("copy.db");
+    copy::copy(&db, &to).unwrap();
+    assert!(to.exists());
+    assert!(
+        !path_of(&to).exists(),
+        "another log's snapshot is not copied"
+    );
+
+    // Its own snapshot is.
+    let conn = Connection::open(&db).unwrap();
+    assert_eq!(prune_to(&conn, 1), 1);
+    drop(conn);
+    let again = dir.path().join("again.db");
+    copy::copy(&db, &again).unwrap();
+    assert!(path_of(&again).exists(), "the log's own snapshot is copied");
+}
+
 /// The snapshot holds what the log holds (prompts, paths): a database made private keeps a
 /// private snapshot.
 #[cfg(unix)]
