@@ -87,14 +87,14 @@ fn check(db: &std::path::Path) -> anyhow::Result<()> {
     store::snapshot::copy(db, &copy).context("copying the database and its snapshot")?;
     let mut conn = open::open_writer(&copy, Durability::Normal)?;
     refuse_without_snapshot(&conn, db)?;
-    let live = projection::snapshot(&conn)?;
+    let live = projection::dump(&conn)?;
     // The live search index against its own text rows (which the snapshot compares with a
     // rebuild's): together, the index equals a rebuilt one.
     let index = projection::search::check(&conn)?;
     let started = Instant::now();
     let tx = conn.transaction()?;
     let replayed = crate::store::rebuild::rebuild(&tx)?;
-    let rebuilt = projection::snapshot(&tx)?;
+    let rebuilt = projection::dump(&tx)?;
     drop(tx);
     report("checked", replayed, started);
     let (live_rows, rebuilt_rows): (HashSet<&String>, HashSet<&String>) =

@@ -253,10 +253,10 @@ pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effect
 
 /// Every projection table's rows as text (`table: v1 | v2 | ...`), in primary-key order, and
 /// the search index's text rows: two databases whose projections are equal give equal
-/// snapshots.
-pub fn snapshot(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+/// dumps.
+pub fn dump(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut out = Vec::new();
-    search::snapshot(conn, &mut out)?;
+    search::dump(conn, &mut out)?;
     for table in TABLES {
         let mut statement = conn.prepare_cached(&format!("SELECT * FROM {table} ORDER BY 1, 2"))?;
         let columns = statement.column_count();

@@ -78,9 +78,9 @@ pub fn check(conn: &Connection) -> rusqlite::Result<Option<String>> {
     }
 }
 
-/// The rows of `search_text` as [`crate::projection::snapshot`] shows every projection's, so
+/// The rows of `search_text` as [`crate::projection::dump`] shows every projection's, so
 /// `rebuild --check` compares them too.
-pub fn snapshot(conn: &Connection, out: &mut Vec<String>) -> rusqlite::Result<()> {
+pub fn dump(conn: &Connection, out: &mut Vec<String>) -> rusqlite::Result<()> {
     let mut statement = conn.prepare_cached("SELECT sequence, text FROM search_text ORDER BY 1")?;
     let rows = statement.query_map([], |r| {
         Ok(format!(

@@ -7,7 +7,7 @@
 //! (and the migration that adds it) indexes the whole retained log at once ([`reindex`]);
 //! retention deletes a pruned event's row ([`prune`]). Applying events to the retention
 //! snapshot or to a scratch database (`projection::apply`) does not touch it: the index
-//! holds the retained events only, and has no snapshot twin.
+//! holds the retained events only, and the snapshot file keeps its tables empty.
 //!
 //! What is searchable ([`text_of`]): the string values of the fields in [`TEXT_KEYS`] found
 //! anywhere in the payload (a prompt, a tool's name, a message, a reason, ...), every string
@@ -27,7 +27,7 @@ mod query;
 mod text;
 mod words;
 
-pub use index::{check, index, prune, reindex, snapshot};
+pub use index::{check, dump, index, prune, reindex};
 pub use query::{Cursor, Hit, Order, Page, Part, Query, SESSION_PROBES, is_query_error, search};
 pub use text::{
     COORDINATION_KEYS, DOCUMENTS, MAX_STRING_CHARS, MAX_TEXT_BYTES, TEXT_KEYS, UNINDEXED_SOURCES,

@@ -257,7 +257,7 @@ fn mixed_batches_leave_the_projections_a_rebuild_gives() {
         ],
     );
     assert_eq!(writer.stats.snapshot().reruns, 0);
-    let live = projection::snapshot(&writer.conn).unwrap();
+    let live = projection::dump(&writer.conn).unwrap();
     let sessions = live.iter().filter(|r| r.starts_with("sessions:")).count();
     assert_eq!(
         sessions, 3,
@@ -265,7 +265,7 @@ fn mixed_batches_leave_the_projections_a_rebuild_gives() {
     );
     writer.conn.execute_batch("BEGIN").unwrap();
     crate::store::rebuild::rebuild(&writer.conn).unwrap();
-    let rebuilt = projection::snapshot(&writer.conn).unwrap();
+    let rebuilt = projection::dump(&writer.conn).unwrap();
     writer.conn.execute_batch("ROLLBACK").unwrap();
     assert_eq!(live, rebuilt);
 }

@@ -211,7 +211,7 @@ impl TestApp {
 
 /// Every projection table's rows, in a fixed order, as text.
 pub fn dump_projections(conn: &rusqlite::Connection) -> Vec<String> {
-    hooklog::projection::snapshot(conn).expect("projection tables read")
+    hooklog::projection::dump(conn).expect("projection tables read")
 }
 
 /// Rebuilds the projections of a stopped server's database from its log, writing the rows the
