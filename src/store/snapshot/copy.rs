@@ -1,7 +1,7 @@
 //! A consistent copy of a log and its snapshot (`hooklog backup`, `hooklog rebuild --check`),
 //! taken while a server may be writing both.
 
-use super::{OWNER_KEY, boundary, file, pruned_through};
+use super::{OWNER_KEY, belongs_to, boundary, file, pruned_through};
 use crate::store::read;
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
@@ -36,7 +36,7 @@ pub fn copy(db: &Path, to: &Path) -> rusqlite::Result<()> {
         snapshot.execute("VACUUM INTO ?1", [dest.to_string_lossy()])?;
         drop(snapshot);
         let copied = file::open_read_only(&dest)?;
-        if read::meta(&copied, OWNER_KEY)? != read::meta(&log, OWNER_KEY)? {
+        if !belongs_to(&log, &copied)? {
             drop(copied);
             return file::remove(&dest);
         }

@@ -60,7 +60,7 @@ pub fn through(log: &Connection) -> rusqlite::Result<Option<i64>> {
 /// at or after the pruned boundary, and not past the log's head (a copy of the log restored
 /// beside a newer snapshot would otherwise lose events).
 fn usable(log: &Connection, snapshot: &Connection) -> rusqlite::Result<Option<i64>> {
-    if read::meta(snapshot, OWNER_KEY)? != read::meta(log, OWNER_KEY)? {
+    if !belongs_to(log, snapshot)? {
         return Ok(None);
     }
     let Some(through) = boundary(snapshot)? else {
@@ -69,6 +69,11 @@ fn usable(log: &Connection, snapshot: &Connection) -> rusqlite::Result<Option<i6
     let pruned = pruned_through(log)?;
     let head = read::head(log)?;
     Ok((through >= pruned && through <= head.max(pruned)).then_some(through))
+}
+
+/// Whether the snapshot file is `log`'s: it names the log's stream generation.
+fn belongs_to(log: &Connection, snapshot: &Connection) -> rusqlite::Result<bool> {
+    Ok(read::meta(snapshot, OWNER_KEY)? == read::meta(log, OWNER_KEY)?)
 }
 
 /// The boundary a snapshot file records.
