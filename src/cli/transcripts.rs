@@ -41,7 +41,7 @@ pub fn read(dir: &Path, layout: Layout, keep: Keep) -> std::io::Result<Read> {
     for file in files {
         let agent = match layout {
             Layout::ClaudeProjects => claude_agent(&file),
-            Layout::CodexSessions if !is_rollout(&file) => continue,
+            Layout::CodexSessions if !codex::is_rollout(&file) => continue,
             Layout::CodexSessions => None,
         };
         let bytes = match std::fs::read(&file) {
@@ -103,12 +103,6 @@ fn claude_agent(file: &Path) -> Option<String> {
     in_subagents
         .then(|| stem.strip_prefix("agent-").map(str::to_string))
         .flatten()
-}
-
-fn is_rollout(file: &Path) -> bool {
-    file.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("rollout-"))
 }
 
 /// `~/<rest>`: the default folders.

@@ -192,6 +192,13 @@ pub fn apply_agents(
                 ..Default::default()
             };
             tables.session(event, &facts)?;
+            if event.event_type == transcript::TOOL_RESULT {
+                let recorder = recorder::Recorder::new(tables);
+                agent::apply_transcript_outcome(&recorder, event, view)?;
+                if let Some(row) = recorder.finish(event.sequence, &effects) {
+                    tables.changes(row)?;
+                }
+            }
         }
         // Outcome events carry no session (a claim names its session in the payload).
         Parsed::Coordination(_) | Parsed::Other => {

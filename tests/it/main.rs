@@ -41,6 +41,7 @@ mod stream_stress;
 mod streams;
 mod tail;
 mod takeover_gaps;
+mod tool_outcomes;
 mod transcripts;
 mod usage;
 mod web;

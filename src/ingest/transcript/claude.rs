@@ -134,11 +134,20 @@ fn user(
     keep: Keep,
 ) -> &'static str {
     let content = message.and_then(|m| m.get("content"));
-    let blocks = blocks(content);
-    let results: Vec<Value> = blocks
+    let parts = blocks(content);
+    let results: Vec<Value> = parts
         .iter()
         .filter(|b| text_of(b, "type") == Some("tool_result"))
-        .map(|b| json!({ "toolUseId": b.get("tool_use_id"), "isError": b.get("is_error") }))
+        .map(|b| {
+            let mut result =
+                json!({ "toolUseId": b.get("tool_use_id"), "isError": b.get("is_error") });
+            // Why it failed, or why it was refused: the projections show it on the call.
+            if b.get("is_error") == Some(&Value::Bool(true)) {
+                let text = texts(&blocks(b.get("content")), "text");
+                result["error"] = json!(bounds::clip(&text, super::ERROR_CHARS));
+            }
+            result
+        })
         .collect();
     if keep == Keep::Full
         && let Some(content) = content
@@ -151,7 +160,7 @@ fn user(
     }
     let prompt = match content {
         Some(Value::String(s)) => s.clone(),
-        _ => texts(&blocks, "text"),
+        _ => texts(&parts, "text"),
     };
     payload.insert("prompt".into(), json!(prompt));
     PROMPT

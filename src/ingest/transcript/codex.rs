@@ -10,9 +10,19 @@
 //! the cached ones (`cached_input_tokens`), and its `output_tokens` include the reasoning ones:
 //! hooklog stores input without the cached part, as it does for Claude.
 
-use super::{CODEX, Keep, MESSAGE, PROMPT, Record, Skip, TOKEN_COUNT, Usage, count, text};
+use super::{
+    CODEX, ERROR_CHARS, Keep, MESSAGE, PROMPT, Record, Skip, TOKEN_COUNT, TOOL_RESULT, Usage,
+    count, text,
+};
 use crate::ingest::bounds;
 use serde_json::{Map, Value, json};
+
+/// Whether a file is a Codex rollout (`rollout-*.jsonl`), by its name.
+pub fn is_rollout(file: &std::path::Path) -> bool {
+    file.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("rollout-"))
+}
 
 /// What the context lines of one rollout said so far.
 #[derive(Debug, Default)]
@@ -23,6 +33,16 @@ pub struct Reader {
 }
 
 impl Reader {
+    /// A reader for a rollout read from the middle (`follow`), whose `session_meta` and
+    /// `turn_context` lines were read before: the session and model its hooks named.
+    pub fn resuming(session: &str, model: Option<&str>) -> Reader {
+        Reader {
+            session: Some(session.to_string()),
+            model: model.map(str::to_string),
+            cwd: None,
+        }
+    }
+
     /// Reads one line: `Ok(Some)` a record, `Ok(None)` a context line (read, not stored).
     pub fn line(&mut self, line: &[u8], keep: Keep) -> Result<Option<Record>, Skip> {
         let map = super::object(line)?;
@@ -70,6 +90,23 @@ impl Reader {
                     usage_of(info.get("last_token_usage")).to_json(),
                 );
                 self.record(&map, line, TOKEN_COUNT, out, keep)
+            }
+            // Codex 0.171 writes its items as `item_completed`: a person's prompt (no
+            // `user_message` any more) and a finished command with its exit code.
+            (Some("event_msg"), Some("item_completed")) => {
+                let item = payload.get("item").unwrap_or(&Value::Null);
+                let mut out = self.base(keep)?;
+                match item.get("type").and_then(Value::as_str) {
+                    Some("UserMessage") => {
+                        out.insert("prompt".into(), json!(item_text(item)));
+                        self.record(&map, line, PROMPT, out, keep)
+                    }
+                    Some("CommandExecution") => {
+                        out.insert("toolResults".into(), json!([command_result(item)]));
+                        self.record(&map, line, TOOL_RESULT, out, keep)
+                    }
+                    _ => Err(Skip::NotKept),
+                }
             }
             (Some("response_item"), Some("function_call" | "custom_tool_call")) => {
                 let mut out = self.base(keep)?;
@@ -123,6 +160,43 @@ impl Reader {
             payload,
         }))
     }
+}
+
+/// The text of a `UserMessage` item: its `text` parts, one per line.
+fn item_text(item: &Value) -> String {
+    let parts = item.get("content").and_then(Value::as_array);
+    parts
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A finished shell command (`item_completed` of a `CommandExecution`) as a tool result:
+/// its call id, whether it failed (a status other than `completed`, or an exit code other
+/// than 0) and then why. Codex's `PostToolUse` hook has no exit code; this line has.
+fn command_result(item: &Value) -> Value {
+    let code = item.get("exit_code").and_then(Value::as_i64);
+    let status = item.get("status").and_then(Value::as_str).unwrap_or("");
+    let failed = status != "completed" || code.is_some_and(|c| c != 0);
+    let mut result = json!({ "toolUseId": item.get("id"), "isError": failed });
+    if let Some(code) = code {
+        result["exitCode"] = json!(code);
+    }
+    if failed {
+        let why = match code {
+            Some(code) => format!("{status}: exit code {code}"),
+            None => status.to_string(),
+        };
+        let output = item.get("aggregated_output").and_then(Value::as_str);
+        let error = match output.map(str::trim).filter(|o| !o.is_empty()) {
+            Some(output) => format!("{why}\n{output}"),
+            None => why,
+        };
+        result["error"] = json!(bounds::clip(&error, ERROR_CHARS));
+    }
+    result
 }
 
 /// Codex's usage: `input_tokens` (cached included), `cached_input_tokens`, `output_tokens`
@@ -191,6 +265,25 @@ mod tests {
         );
         let empty = br#"{"timestamp":"2026-11-03T14:00:04.000Z","type":"event_msg","payload":{"type":"token_count","info":null}}"#;
         assert_eq!(reader.line(empty, Keep::Metadata), Err(Skip::NoUsage));
+        let failed = br#"{"timestamp":"2026-11-03T14:00:04.500Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_2","command":["/bin/bash","-lc","false"],"status":"failed","aggregated_output":"","exit_code":1}}}"#;
+        let record = reader.line(failed, Keep::Metadata).unwrap().unwrap();
+        assert_eq!(record.event_type, TOOL_RESULT);
+        assert_eq!(
+            record.payload["toolResults"],
+            json!([{"toolUseId": "call_2", "isError": true, "exitCode": 1, "error": "failed: exit code 1"}])
+        );
+        let ok = br#"{"timestamp":"2026-11-03T14:00:04.600Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"CommandExecution","id":"call_3","status":"completed","exit_code":0}}}"#;
+        let record = reader.line(ok, Keep::Metadata).unwrap().unwrap();
+        assert_eq!(
+            record.payload["toolResults"],
+            json!([{"toolUseId": "call_3", "isError": false, "exitCode": 0}])
+        );
+        let prompt = br#"{"timestamp":"2026-11-03T14:00:04.650Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"UserMessage","id":"u_1","content":[{"type":"text","text":"run it","text_elements":[]}]}}}"#;
+        let record = reader.line(prompt, Keep::Metadata).unwrap().unwrap();
+        assert_eq!(record.event_type, PROMPT);
+        assert_eq!(record.payload["prompt"], "run it");
+        let message = br#"{"timestamp":"2026-11-03T14:00:04.700Z","type":"event_msg","payload":{"type":"item_completed","item":{"type":"AgentMessage","id":"m_1"}}}"#;
+        assert_eq!(reader.line(message, Keep::Metadata), Err(Skip::NotKept));
         let reasoning = br#"{"timestamp":"2026-11-03T14:00:05.000Z","type":"response_item","payload":{"type":"reasoning","summary":[]}}"#;
         assert_eq!(reader.line(reasoning, Keep::Metadata), Err(Skip::NotKept));
     }

@@ -31,6 +31,9 @@ pub const READ: &str = "TranscriptRead";
 /// Every type a transcript event has (the catalogue knows them).
 pub const EVENTS: &[&str] = &[PROMPT, MESSAGE, TOOL_RESULT, TOKEN_COUNT, READ];
 
+/// The most characters of a tool result's error text kept (as a tool use's `error`).
+pub const ERROR_CHARS: usize = 500;
+
 /// The program that wrote a transcript (the payload's `cli`).
 pub const CLAUDE_CODE: &str = "claude-code";
 pub const CODEX: &str = "codex";

@@ -11,6 +11,7 @@
 //! `preview.rs` says in one line what a tool call does.
 
 mod action;
+mod outcome;
 mod preview;
 mod prompt;
 mod subagent;
@@ -18,6 +19,7 @@ mod task;
 mod tool;
 
 pub use action::{Action, action, cli_of, cwd_of, state_after};
+pub use outcome::apply as apply_transcript_outcome;
 
 use super::Effects;
 use super::heroes::{self, Hero, HeroState};

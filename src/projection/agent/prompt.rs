@@ -77,9 +77,13 @@ impl<T: Tables> Ctx<'_, T> {
         state: MissionState,
     ) -> rusqlite::Result<Option<String>> {
         let at = &self.event.event_time;
-        // Running tools whose end was never seen: the user pressed Esc, or the agent was killed.
+        // Running tools whose end was never seen: the user pressed Esc, or the agent was killed;
+        // or, when the transcript already gave the call an error, it was refused (`outcome.rs`).
         for mut tool in self.tables.running_tools(self.session)? {
-            tool.status = ToolStatus::Interrupted;
+            tool.status = match tool.error {
+                Some(_) => ToolStatus::Denied,
+                None => ToolStatus::Interrupted,
+            };
             tool.closed_event_id = Some(self.event.event_id.clone());
             tool.finished_at = Some(at.clone());
             self.tables.save_tool(tool)?;

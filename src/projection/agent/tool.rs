@@ -109,8 +109,12 @@ impl<T: Tables> Ctx<'_, T> {
                     .started_at
                     .as_deref()
                     .and_then(|s| millis_between(s, &at));
-                row.status = status;
-                row.error = error;
+                // An error the transcript gave the call wins over a hook that reports none
+                // (Codex's PostToolUse has no exit code: `outcome.rs`).
+                (row.status, row.error) = match (status, row.error.take()) {
+                    (ToolStatus::Completed, Some(said)) => (ToolStatus::Failed, Some(said)),
+                    (_, said) => (status, error.or(said)),
+                };
                 row.closed_event_id = Some(self.event.event_id.clone());
                 row.finished_at = Some(at);
                 row
