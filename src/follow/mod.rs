@@ -1,21 +1,30 @@
 //! Following transcripts live (`serve`, unless `--no-transcripts`): when a hook event that
 //! ends a stretch of work (`Stop`, `SubagentStop`, `PreCompact`, `SessionEnd`) commits and
 //! names a transcript readable here (`transcriptPath`, and a subagent's
-//! `agentTranscriptPath`), the new whole lines of that file are read, parsed as Claude Code
-//! records (`ingest::transcript::claude`) and appended through the writer with one
+//! `agentTranscriptPath`), that file is followed: its new whole lines are read, parsed as Claude
+//! Code records (`ingest::transcript::claude`) or, for a Codex rollout (`rollout-*.jsonl`), as
+//! Codex lines (`ingest::transcript::codex`), and appended through the writer with one
 //! `TranscriptRead` event saying how far the file was read. They commit together, and the
 //! offset is the `transcript_files` projection of that event, so a restart resumes where the
-//! last committed read ended and nothing is counted twice (the records' ids are their own).
+//! last committed read ended and nothing is counted twice (the records' ids are their own). A
+//! read that found no record stores nothing.
+//!
+//! An agent may still be writing a turn's last lines when its hook runs (Claude Code writes
+//! them up to ~0.2 s after `Stop`), so one read at the trigger can miss the turn's last model
+//! call. A followed file is read again each time it grows, and let go once it has not grown
+//! for [`QUIET`]. One follower per file at a time ([`watch`]): a trigger for a file already
+//! followed keeps its follower going.
 //!
 //! The task learns of hook events from the hub. If it falls behind the hub it misses some
 //! triggers, which costs nothing but time: the next trigger reads everything since the stored
 //! offset. A file that is missing, unreadable or not `.jsonl` is skipped with a debug line.
 
 mod chunk;
+mod watch;
 
 use crate::event::NewEvent;
 use crate::ingest::hook as hook_ingest;
-use crate::ingest::transcript::{self, Keep, Record};
+use crate::ingest::transcript::{self, Keep, Record, codex};
 use crate::projection::transcript_files;
 use crate::projection::view::View;
 use crate::store::{AppendError, Store};
@@ -23,9 +32,18 @@ use crate::stream::Hub;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
+
+use watch::Followers;
 
 /// The hook events after which a session's transcript is read.
 pub const TRIGGERS: &[&str] = &["Stop", "SubagentStop", "PreCompact", "SessionEnd"];
+
+/// How long a followed file must stay the same before it is let go.
+pub const QUIET: Duration = Duration::from_secs(1);
+
+/// How often a followed file is looked at.
+const POLL: Duration = Duration::from_millis(100);
 
 /// One transcript to read, as a hook named it.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,14 +54,21 @@ struct Target {
     agent: Option<String>,
     /// A subagent's records count under the turn open in its parent's transcript, read first.
     parent: Option<PathBuf>,
+    /// The model the hook named (Codex's hooks do): a rollout read from its middle has no
+    /// `turn_context` line before the new lines to say it.
+    model: Option<String>,
 }
 
 /// Starts following on the store's hub, keeping what `keep` says of each record.
 pub fn start(store: &Arc<Store>, hub: &Hub, keep: Keep) -> tokio::task::JoinHandle<()> {
     let store = store.clone();
     let mut hub = hub.subscribe();
+    let followers = Followers::default();
     tokio::spawn(async move {
+        // The followers end with this task (aborted when hooklog stops).
+        let mut tasks = tokio::task::JoinSet::new();
         loop {
+            while tasks.try_join_next().is_some() {}
             let published = match hub.recv().await {
                 Ok(published) => published,
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
@@ -54,9 +79,7 @@ pub fn start(store: &Arc<Store>, hub: &Hub, keep: Keep) -> tokio::task::JoinHand
                 .iter()
                 .filter(|c| c.event.origin == store.origin);
             for target in here.flat_map(|c| targets(&c.event)) {
-                if let Err(e) = follow(&store, &target, keep).await {
-                    tracing::debug!(path = %target.path.display(), error = %e, "transcript not followed");
-                }
+                followers.follow(&mut tasks, &store, target, keep);
             }
         }
     })
@@ -85,6 +108,7 @@ fn targets(event: &crate::event::StoredEvent) -> Vec<Target> {
             path: path.clone(),
             agent: None,
             parent: None,
+            model: view.text("model").map(str::to_string),
         })
         .collect();
     if let Some(path) = jsonl("agentTranscriptPath") {
@@ -93,74 +117,112 @@ fn targets(event: &crate::event::StoredEvent) -> Vec<Target> {
             path,
             agent: view.text("agentId").map(str::to_string),
             parent: main,
+            model: None,
         });
     }
     out
 }
 
-/// Reads and appends everything new in one transcript, a bounded chunk at a time.
-async fn follow(store: &Arc<Store>, target: &Target, keep: Keep) -> anyhow::Result<()> {
-    loop {
+/// Where a follower is in its file, and what it knows of it.
+struct Position {
+    from: u64,
+    /// The turn open at `from` (for a subagent's file: in its parent's).
+    turn: Option<String>,
+    /// A rollout's context so far (unused for Claude Code transcripts).
+    codex: codex::Reader,
+}
+
+impl Position {
+    /// Where the last committed read of `target` ended.
+    async fn stored(store: &Arc<Store>, target: &Target) -> anyhow::Result<Position> {
         let key = target.path.to_string_lossy().into_owned();
-        let parent = target
-            .parent
-            .as_ref()
-            .map(|p| p.to_string_lossy().into_owned());
         let (from, turn) = store
-            .read({
-                let key = key.clone();
-                move |conn| {
-                    let (from, turn) = transcript_files::position(conn, &key)?;
-                    match parent {
-                        Some(parent) => Ok((from, transcript_files::position(conn, &parent)?.1)),
-                        None => Ok((from, turn)),
-                    }
-                }
-            })
+            .read(move |conn| transcript_files::position(conn, &key))
             .await?;
-        let path = target.path.clone();
+        Ok(Position {
+            from,
+            turn,
+            codex: codex::Reader::resuming(&target.session, target.model.as_deref()),
+        })
+    }
+}
+
+/// Reads and appends everything new in one transcript, a bounded chunk at a time; returns
+/// whether there was anything new.
+async fn read_new(
+    store: &Arc<Store>,
+    target: &Target,
+    at: &mut Position,
+    keep: Keep,
+) -> anyhow::Result<bool> {
+    let mut grew = false;
+    loop {
+        if let Some(parent) = &target.parent {
+            let parent = parent.to_string_lossy().into_owned();
+            at.turn = store
+                .read(move |conn| transcript_files::position(conn, &parent))
+                .await?
+                .1;
+        }
+        let (path, from) = (target.path.clone(), at.from);
         let read = tokio::task::spawn_blocking(move || chunk::read(&path, from, chunk::MAX_READ))
             .await??;
         let Some(read) = read else {
-            return Ok(());
+            return Ok(grew);
         };
-        let events = events_of(target, &key, &read, turn, keep);
-        append(store, events).await?;
+        grew = true;
+        let key = target.path.to_string_lossy().into_owned();
+        if let Some(events) = events_of(target, &key, &read, at, keep) {
+            append(store, events).await?;
+        }
+        at.from = read.end;
         if !read.more {
-            return Ok(());
+            return Ok(grew);
         }
     }
 }
 
-/// The chunk's records in time order, then the `TranscriptRead` event that moves the offset.
+/// The chunk's records in time order, then the `TranscriptRead` event that moves the offset;
+/// `None` when the chunk has no record (nothing worth storing).
 fn events_of(
     target: &Target,
     key: &str,
     read: &chunk::Chunk,
-    turn: Option<String>,
+    at: &mut Position,
     keep: Keep,
-) -> Vec<NewEvent> {
+) -> Option<Vec<NewEvent>> {
     let agent = target.agent.as_deref().or_else(|| agent_of(&target.path));
+    let rollout = codex::is_rollout(&target.path);
     let mut records: Vec<Record> = read
         .bytes
         .split(|b| *b == b'\n')
         .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
-        .filter_map(|line| transcript::claude::parse(line, agent, keep).ok().flatten())
+        .filter_map(|line| match rollout {
+            true => at.codex.line(line, keep).ok().flatten(),
+            false => transcript::claude::parse(line, agent, keep).ok().flatten(),
+        })
+        // A rollout names its session itself; only the followed session's records are kept.
+        .filter(|r| r.session_id == target.session)
         .collect();
-    let open: HashMap<String, String> = turn
+    if records.is_empty() {
+        return None;
+    }
+    let open: HashMap<String, String> = at
+        .turn
+        .take()
         .map(|t| (target.session.clone(), t))
         .into_iter()
         .collect();
     let turns = transcript::in_order_from(&mut records, open);
+    at.turn = turns.get(&target.session).cloned();
     let mut events: Vec<NewEvent> = records.into_iter().map(Record::into_event).collect();
-    let turn = turns.get(&target.session).map(String::as_str);
     events.push(transcript::read_marker(
         &target.session,
         key,
         read.end,
-        turn,
+        at.turn.as_deref(),
     ));
-    events
+    Some(events)
 }
 
 /// The agent id of `.../subagents/agent-<id>.jsonl`.
@@ -216,6 +278,11 @@ mod tests {
         assert_eq!(found.len(), 2);
         assert_eq!(found[1].agent.as_deref(), Some("a1"));
         assert!(targets(&hook("PreToolUse", r#"{"transcriptPath":"/t/s.jsonl"}"#)).is_empty());
+        let codex = hook(
+            "Stop",
+            r#"{"transcriptPath":"/c/rollout-1.jsonl","model":"gpt-5-codex"}"#,
+        );
+        assert_eq!(targets(&codex)[0].model.as_deref(), Some("gpt-5-codex"));
         assert!(targets(&hook("Stop", r#"{"transcriptPath":"/etc/passwd"}"#)).is_empty());
     }
 }
