@@ -2,6 +2,7 @@
 //! temporary database file) over HTTP and SSE, and reads the file back. One test crate, so
 //! the harness in `common` and the crate itself are built and linked once.
 
+mod agents;
 mod browser;
 mod common;
 mod nats;

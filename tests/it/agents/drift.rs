@@ -1,0 +1,90 @@
+//! The drift report: which hook events and input fields a CLI sent that hooklog does not know.
+//! At the pinned versions there must be none (a test fails); with `HOOKLOG_AGENTS_DRIFT=1`
+//! (`.ci/agents-drift`, against `@latest`) they are printed instead, with the versions tested,
+//! so a rename in a new release is seen before users see it.
+
+use super::{Rig, version};
+use hooklog::event::catalogue;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The hook input fields hooklog knows, as stored (after its snake_case aliases became
+/// camelCase): every field Claude Code 2.1.197 and Codex 0.171.0 were seen to send, whether
+/// a projection reads it or it is only kept.
+pub const KNOWN_FIELDS: &[&str] = &[
+    // Both CLIs.
+    "sessionId",
+    "transcriptPath",
+    "cwd",
+    "hookEventName",
+    "permissionMode",
+    "model",
+    "source",
+    "prompt",
+    "tool",
+    "toolName",
+    "toolInput",
+    "toolResponse",
+    "toolUseId",
+    "lastAssistantMessage",
+    "stopHookActive",
+    "reason",
+    // Claude Code.
+    "promptId",
+    "effort",
+    "durationMs",
+    "error",
+    "isInterrupt",
+    "backgroundTasks",
+    "sessionCrons",
+    // Codex.
+    "turnId",
+    "cli",
+];
+
+/// Whether this run reports drift instead of failing on it.
+fn reporting() -> bool {
+    std::env::var("HOOKLOG_AGENTS_DRIFT").is_ok_and(|v| v == "1")
+}
+
+/// Reads every hook event the rig stored and checks its name and fields against what hooklog
+/// knows; see the module's doc for what happens to the unknown ones.
+pub async fn check(rig: &Rig, cli: &Path) {
+    let db = rig.db();
+    let mut rows = db
+        .prepare("SELECT type, payload FROM events WHERE source = 'hook'")
+        .unwrap();
+    let (mut events, mut fields) = (BTreeSet::new(), BTreeSet::new());
+    let mut seen = BTreeSet::new();
+    for row in rows
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+    {
+        let (kind, payload) = row.unwrap();
+        seen.insert(kind.clone());
+        if !catalogue::is_known(&kind) {
+            events.insert(kind.clone());
+        }
+        let payload: serde_json::Value = serde_json::from_str(&payload).unwrap();
+        for key in payload.as_object().into_iter().flat_map(|o| o.keys()) {
+            if !KNOWN_FIELDS.contains(&key.as_str()) {
+                fields.insert(format!("{kind}.{key}"));
+            }
+        }
+    }
+    let version = version(cli);
+    println!("AGENTS: {version}: hook events seen: {seen:?}");
+    if reporting() {
+        println!("DRIFT: {version}: events hooklog does not know: {events:?}");
+        println!("DRIFT: {version}: fields hooklog does not know: {fields:?}");
+        return;
+    }
+    assert!(
+        events.is_empty(),
+        "{version} sent unknown events {events:?}"
+    );
+    assert!(
+        fields.is_empty(),
+        "{version} sent unknown fields {fields:?}"
+    );
+}
