@@ -560,8 +560,8 @@ async fn install_then_uninstall_leaves_the_settings_as_they_were() {
     assert!(home.join(".claude/settings.json.hooklog-backup").exists());
 }
 
-/// Codex: `$CODEX_HOME/hooks.json` and `config.toml`, made by install when missing (its eight
-/// events, the hook labelled `codex-cli`; the feature flag on), and gone again after uninstall,
+/// Codex: `$CODEX_HOME/hooks.json` and `config.toml`, made by install when missing (its eleven
+/// events, `SessionEnd` among them, the hook labelled `codex-cli`; the feature flag on), and gone again after uninstall,
 /// with no backup left of files that were hooklog's own, however many times it is done.
 #[test]
 fn codex_hooks_json_is_made_and_removed() {
@@ -590,7 +590,10 @@ fn codex_hooks_json_is_made_and_removed() {
             "PermissionRequest",
             "SubagentStart",
             "SubagentStop",
-            "Stop"
+            "PreCompact",
+            "PostCompact",
+            "Stop",
+            "SessionEnd"
         ]
     );
     let command = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
