@@ -91,6 +91,9 @@ impl HooksCommand {
                     apply(*agent, &args.which, Some(&command))?;
                     if *agent == Agent::Codex {
                         install_codex_flag(&args.which, args.codex_version)?;
+                        if !args.which.dry_run {
+                            println!("{TRUST}");
+                        }
                     }
                 }
             }
@@ -153,6 +156,11 @@ pub fn backup_path(path: &Path) -> PathBuf {
     name.push(".hooklog-backup");
     path.with_file_name(name)
 }
+
+/// What a Codex needs to run hooklog's new hooks, said after installing for it.
+const TRUST: &str = "codex: Codex runs a new or changed hook only once you trust it: \
+open codex, run /hooks and trust hooklog's entries (`codex exec` in scripts or CI: \
+--dangerously-bypass-hook-trust)";
 
 /// How long `codex --version` may take.
 const ASK_CODEX_FOR: Duration = Duration::from_secs(10);

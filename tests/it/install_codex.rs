@@ -12,6 +12,13 @@ const BIN: &str = env!("CARGO_BIN_EXE_hooklog");
 /// The real Codex CLI (npm `@openai/codex`), when this machine has it.
 const REAL_CODEX_BIN: &str = "/work/agents/node_modules/.bin";
 
+/// What install prints for Codex's hook review.
+const TRUST: [&str; 3] = [
+    "run /hooks",
+    "trust hooklog's entries",
+    "--dangerously-bypass-hook-trust",
+];
+
 struct Env {
     dir: tempfile::TempDir,
     codex: PathBuf,
@@ -58,7 +65,7 @@ const USERS: &str = "# mine\nmodel = \"o3\"\n\n[tui]\nnotifications = true\n";
 /// No codex to ask: hooks.json gets Codex's events, `config.toml` is left as it is (neither
 /// made nor given a flag), and one line says why and what an old Codex needs; a flag an older
 /// install wrote stays (it may be what that Codex runs on), and uninstall still takes it out
-/// byte for byte.
+/// byte for byte. The trust notice follows every install, never a dry run.
 #[test]
 fn without_a_codex_no_flag_is_written_and_install_says_so() {
     let env = Env::without_codex();
@@ -70,6 +77,7 @@ fn without_a_codex_no_flag_is_written_and_install_says_so() {
             && out.contains("--codex-version"),
         "{out}"
     );
+    assert!(TRUST.iter().all(|t| out.contains(t)), "{out}");
     assert_eq!(env.read_config(), None, "no config.toml made");
     let hooks: Value =
         serde_json::from_str(&std::fs::read_to_string(env.codex.join("hooks.json")).unwrap())
@@ -96,6 +104,9 @@ fn without_a_codex_no_flag_is_written_and_install_says_so() {
     let (_, out) = env.run(&["hooks", "install", "--cli", "codex"]);
     assert!(out.contains("no `[features]` flag written"), "{out}");
     assert_eq!(env.read_config().unwrap(), flagged);
+
+    let (_, dry) = env.run(&["hooks", "install", "--cli", "codex", "--dry-run"]);
+    assert!(!TRUST.iter().any(|t| dry.contains(t)), "{dry}");
 
     env.run(&["hooks", "uninstall", "--cli", "codex"]);
     assert_eq!(env.read_config().unwrap(), USERS);
