@@ -1,18 +1,19 @@
 //! `hooklog hooks install|uninstall`: write `hooklog hook` into Claude Code's `settings.json`
 //! and Codex's `hooks.json`, keeping the user's own hooks, turn on Codex's `codex_hooks` feature
-//! in its `config.toml`, and take all of it out again.
+//! in its `config.toml` for a Codex that needs it, and take all of it out again.
 
-use crate::forward::codex_flag;
+use crate::forward::codex_flag::{self, version};
 use crate::forward::install::{self, Agent};
 use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 #[derive(Subcommand, Debug)]
 pub enum HooksCommand {
-    /// Add hooklog's hook entries (replacing any it added before); for Codex, also set
-    /// `[features] codex_hooks = true` in its config.toml.
+    /// Add hooklog's hook entries (replacing any it added before); for a Codex before 0.124.0,
+    /// also set `[features] codex_hooks = true` in its config.toml.
     Install(InstallArgs),
     /// Remove exactly the entries `install` added, and undo its change to config.toml.
     Uninstall(Which),
@@ -44,6 +45,14 @@ pub struct InstallArgs {
     /// the agent's environment, or uses http://127.0.0.1:2468.
     #[arg(long)]
     pub url: Option<String>,
+    /// The Codex version to install for, instead of asking the `codex` on PATH
+    /// (`codex --version`): only a Codex before 0.124.0 gets `[features] codex_hooks = true`.
+    #[arg(long, value_name = "X.Y.Z", value_parser = parse_codex_version)]
+    pub codex_version: Option<version::Version>,
+}
+
+fn parse_codex_version(text: &str) -> Result<version::Version, String> {
+    version::parse(text).ok_or_else(|| format!("{text:?} is not a version like 0.171.0"))
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -80,11 +89,20 @@ impl HooksCommand {
                 for agent in args.which.cli.agents() {
                     let command = install::command(&exe, *agent, args.url.as_deref());
                     apply(*agent, &args.which, Some(&command))?;
+                    if *agent == Agent::Codex {
+                        install_codex_flag(&args.which, args.codex_version)?;
+                        if !args.which.dry_run {
+                            println!("{TRUST}");
+                        }
+                    }
                 }
             }
             HooksCommand::Uninstall(which) => {
                 for agent in which.cli.agents() {
                     apply(*agent, &which, None)?;
+                    if *agent == Agent::Codex {
+                        apply_flag(&which, FlagChange::Undo)?;
+                    }
                 }
             }
         }
@@ -139,8 +157,15 @@ pub fn backup_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Installs (`command`) or uninstalls (`None`) for one agent: its hook entries, and for Codex
-/// the `codex_hooks` feature flag in `config.toml`.
+/// What a Codex needs to run hooklog's new hooks, said after installing for it.
+const TRUST: &str = "codex: Codex runs a new or changed hook only once you trust it: \
+open codex, run /hooks and trust hooklog's entries (`codex exec` in scripts or CI: \
+--dangerously-bypass-hook-trust)";
+
+/// How long `codex --version` may take.
+const ASK_CODEX_FOR: Duration = Duration::from_secs(10);
+
+/// Installs (`command`) or uninstalls (`None`) one agent's hook entries.
 fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<()> {
     let settings = FileEdit {
         path: settings_path(agent, which.scope)?,
@@ -154,32 +179,115 @@ fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<(
             None => "hooklog's hook entries removed".to_string(),
         },
     };
-    write_edit(agent, settings, which.dry_run, command.is_some())?;
-    if agent != Agent::Codex {
-        return Ok(());
+    write_edit(agent, settings, which.dry_run, command.is_some())
+}
+
+/// Install's change to Codex's `config.toml`, by the Codex's version (`known`, else the one
+/// `codex --version` reports): the flag for a Codex that needs it; for a later one, hooklog's
+/// flag from an earlier install taken out; nothing when the version cannot be told.
+fn install_codex_flag(which: &Which, known: Option<version::Version>) -> anyhow::Result<()> {
+    use version::Need;
+    let asked = known.map_or_else(ask_codex, Ok);
+    let config = codex_config_path(which.scope)?;
+    let why = match (version::need(asked.as_ref().ok().copied()), &asked) {
+        (Need::Flag, _) => return apply_flag(which, FlagChange::TurnOn),
+        (Need::NoFlag, Ok(v)) => {
+            println!(
+                "codex: Codex {} runs hooks without a `[features]` flag; none written",
+                show(v)
+            );
+            return apply_flag(which, FlagChange::TakeOut);
+        }
+        (_, Err(why)) => why.clone(),
+        (_, Ok(v)) => format!("Codex {} is a build from source", show(v)),
+    };
+    println!(
+        "codex: {why}: no `[features]` flag written; a Codex before 0.124.0 runs hooks only \
+         with `[features] codex_hooks = true` in {} (`--codex-version X.Y.Z` writes it)",
+        config.display()
+    );
+    Ok(())
+}
+
+fn show(v: &version::Version) -> String {
+    format!("{}.{}.{}", v.major, v.minor, v.patch)
+}
+
+/// The version of the `codex` on PATH, from `codex --version`, or why it cannot be told.
+fn ask_codex() -> Result<version::Version, String> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("codex")
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run `codex --version` ({e})"))?;
+    let deadline = Instant::now() + ASK_CODEX_FOR;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) | Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "`codex --version` did not answer within {} s",
+                    ASK_CODEX_FOR.as_secs()
+                ));
+            }
+        }
     }
-    let path = codex_config_path(which.scope)?;
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_string(&mut out);
+    }
+    version::from_output(&out).ok_or_else(|| {
+        let first: String = out.lines().next().unwrap_or("").chars().take(80).collect();
+        format!("`codex --version` printed {first:?}, not `codex-cli X.Y.Z`")
+    })
+}
+
+/// What is done to `[features] codex_hooks` in `config.toml`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FlagChange {
+    /// Install, for a Codex that needs it: on, with hooklog's marker.
+    TurnOn,
+    /// Install, for a Codex that does not: hooklog's marked change from before taken back.
+    TakeOut,
+    /// Uninstall: hooklog's marked change taken back.
+    Undo,
+}
+
+fn apply_flag(which: &Which, change: FlagChange) -> anyhow::Result<()> {
+    let installing = change != FlagChange::Undo;
     let flag = FileEdit {
-        path,
+        path: codex_config_path(which.scope)?,
         edit: &|text, name| {
-            if command.is_some() && codex_flag::hooks_setting(text) == Some(false) {
+            let after = match change {
+                FlagChange::TurnOn => codex_flag::turn_on(text, name)?,
+                FlagChange::TakeOut | FlagChange::Undo => codex_flag::undo(text, name)?,
+            };
+            if installing && codex_flag::hooks_off(&after) {
                 println!(
-                    "codex: {name}: `[features] hooks = false` turns Codex's hooks off; \
-                     hooklog leaves it as you set it"
+                    "codex: {name}: `[features]` turns Codex's hooks off (`hooks = false`, or \
+                     `codex_hooks = false`); hooklog leaves it as you set it"
                 );
             }
-            Ok(match command {
-                Some(_) => codex_flag::turn_on(text, name)?,
-                None => codex_flag::undo(text, name)?,
-            })
+            Ok(after)
         },
         is_empty: str::is_empty,
-        done: match command {
-            Some(_) => format!("[features] {} = true", codex_flag::KEY),
-            None => format!("hooklog's change to {} undone", codex_flag::KEY),
+        done: match change {
+            FlagChange::TurnOn => format!("[features] {} = true", codex_flag::KEY),
+            FlagChange::TakeOut => format!(
+                "hooklog's {} taken out (this Codex needs none, and warns of it at every start)",
+                codex_flag::KEY
+            ),
+            FlagChange::Undo => format!("hooklog's change to {} undone", codex_flag::KEY),
         },
     };
-    write_edit(agent, flag, which.dry_run, command.is_some())
+    write_edit(Agent::Codex, flag, which.dry_run, installing)
 }
 
 /// One file hooklog changes, and how.
@@ -206,11 +314,15 @@ fn write_edit(agent: Agent, file: FileEdit, dry_run: bool, installing: bool) -> 
     let before = original.as_deref().unwrap_or("");
     let after = (file.edit)(before, &shown)?;
     let backup = backup_path(&path);
-    // A file that did not exist before hooklog made it goes away with hooklog's change.
-    let remove = !installing && !backup.exists() && (file.is_empty)(&after);
+    // A file that did not exist before hooklog made it goes away with hooklog's change (on
+    // install too: the flag an older install wrote into a config.toml it made).
+    let remove = original.as_deref().is_some_and(|text| *text != after)
+        && !backup.exists()
+        && (file.is_empty)(&after);
     let unchanged = match &original {
         Some(text) => !remove && *text == after,
-        None => !installing,
+        // No file, and none to make.
+        None => !installing || after.is_empty(),
     };
     let verb = if installing { "install" } else { "uninstall" };
     if unchanged {

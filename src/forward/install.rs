@@ -31,8 +31,10 @@ impl Agent {
     /// `Stop`, `PreToolUse`, `PostToolUse`, `SubagentStop`, `PermissionRequest`) and the other
     /// events hooklog's projections read (`PostToolUseFailure`, `PermissionDenied`,
     /// `Notification`, `SubagentStart`, `TaskCreated`, `TaskCompleted`, `CwdChanged`,
-    /// `PreCompact`, `PostCompact`, `StopFailure`, `SessionEnd`). Codex: the eight events of
-    /// seed 000's Codex map. Tool events match every tool (`*`): a recorder wants all of them.
+    /// `PreCompact`, `PostCompact`, `StopFailure`, `SessionEnd`). Codex: every event Codex
+    /// 0.171 runs that the projections read; of its twelve, `Interrupt` is only stored, and
+    /// `StopFailure` came after it. A Codex that does not know an event ignores its entry.
+    /// Tool events match every tool (`*`): a recorder wants all of them.
     pub fn events(self) -> &'static [(&'static str, bool)] {
         match self {
             Agent::Claude => &[
@@ -63,7 +65,10 @@ impl Agent {
                 ("PermissionRequest", true),
                 ("SubagentStart", false),
                 ("SubagentStop", false),
+                ("PreCompact", false),
+                ("PostCompact", false),
                 ("Stop", false),
+                ("SessionEnd", false),
             ],
         }
     }
@@ -307,7 +312,11 @@ mod tests {
         );
         let installed = edit(original, "hooks.json", Agent::Codex, Some(&cmd)).unwrap();
         let v: Value = serde_json::from_str(&installed).unwrap();
-        assert_eq!(v["hooks"].as_object().unwrap().len(), 8);
+        let events: Vec<&String> = v["hooks"].as_object().unwrap().keys().collect();
+        for event in ["SessionEnd", "PreCompact", "PostCompact"] {
+            assert!(events.contains(&&event.to_string()), "{event}: {events:?}");
+        }
+        assert_eq!(events.len(), 11);
         assert_eq!(
             edit(&installed, "hooks.json", Agent::Codex, None).unwrap(),
             original

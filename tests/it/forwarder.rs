@@ -14,6 +14,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 const BIN: &str = env!("CARGO_BIN_EXE_hooklog");
 /// What a run may take beyond its own timeout: starting a process on a busy two-core machine.
 const START_UP_SLACK: Duration = Duration::from_millis(1000);
+/// A Codex from before hooks were on by default: install writes `codex_hooks` for it
+/// (`tests/it/install_codex.rs` has the later ones).
+const OLD_CODEX: &str = "0.123.0";
 
 struct Run {
     output: Output,
@@ -560,8 +563,9 @@ async fn install_then_uninstall_leaves_the_settings_as_they_were() {
     assert!(home.join(".claude/settings.json.hooklog-backup").exists());
 }
 
-/// Codex: `$CODEX_HOME/hooks.json` and `config.toml`, made by install when missing (its eight
-/// events, the hook labelled `codex-cli`; the feature flag on), and gone again after uninstall,
+/// Codex: `$CODEX_HOME/hooks.json` and `config.toml`, made by install when missing (its eleven
+/// events, `SessionEnd` among them, the hook labelled `codex-cli`; for an old Codex the
+/// feature flag on), and gone again after uninstall,
 /// with no backup left of files that were hooklog's own, however many times it is done.
 #[test]
 fn codex_hooks_json_is_made_and_removed() {
@@ -570,9 +574,19 @@ fn codex_hooks_json_is_made_and_removed() {
     let envs: [(&str, &Path); 2] = [("CODEX_HOME", &codex), ("HOME", dir.path())];
     let hooks = codex.join("hooks.json");
     assert!(
-        cli(&["hooks", "install", "--cli", "codex"], &envs)
-            .status
-            .success()
+        cli(
+            &[
+                "hooks",
+                "install",
+                "--cli",
+                "codex",
+                "--codex-version",
+                OLD_CODEX
+            ],
+            &envs
+        )
+        .status
+        .success()
     );
     let text = std::fs::read_to_string(&hooks).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
@@ -590,7 +604,10 @@ fn codex_hooks_json_is_made_and_removed() {
             "PermissionRequest",
             "SubagentStart",
             "SubagentStop",
-            "Stop"
+            "PreCompact",
+            "PostCompact",
+            "Stop",
+            "SessionEnd"
         ]
     );
     let command = v["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
@@ -614,9 +631,19 @@ fn codex_hooks_json_is_made_and_removed() {
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to uninstall"));
     for cycle in 1..=2 {
         assert!(
-            cli(&["hooks", "install", "--cli", "codex"], &envs)
-                .status
-                .success()
+            cli(
+                &[
+                    "hooks",
+                    "install",
+                    "--cli",
+                    "codex",
+                    "--codex-version",
+                    OLD_CODEX
+                ],
+                &envs
+            )
+            .status
+            .success()
         );
         assert!(
             std::fs::read_to_string(codex.join("config.toml"))
@@ -636,8 +663,8 @@ fn codex_hooks_json_is_made_and_removed() {
     }
 }
 
-/// Codex's `config.toml` through the real binary, in each shape its `codex_hooks` flag can be
-/// in: `--dry-run` prints the change as a diff and writes nothing; install turns the flag on
+/// Codex's `config.toml` through the real binary, for a Codex that needs the flag, in each
+/// shape its `codex_hooks` flag can be in: `--dry-run` prints the change as a diff and writes nothing; install turns the flag on
 /// (backing an existing file up first) and again changes nothing; uninstall gives back the
 /// original byte for byte, or removes the file when hooklog made it.
 #[test]
@@ -678,7 +705,18 @@ fn codex_config_toml_install_then_uninstall_is_byte_identical() {
         let envs: [(&str, &Path); 2] = [("CODEX_HOME", &codex), ("HOME", dir.path())];
         let on_disk = || std::fs::read_to_string(&config).ok();
 
-        let dry = cli(&["hooks", "install", "--cli", "codex", "--dry-run"], &envs);
+        let dry = cli(
+            &[
+                "hooks",
+                "install",
+                "--cli",
+                "codex",
+                "--codex-version",
+                OLD_CODEX,
+                "--dry-run",
+            ],
+            &envs,
+        );
         assert!(dry.status.success(), "{what}: {dry:?}");
         let diff = String::from_utf8_lossy(&dry.stdout);
         assert!(
@@ -691,7 +729,17 @@ fn codex_config_toml_install_then_uninstall_is_byte_identical() {
         assert_eq!(on_disk().as_deref(), original, "{what}: dry run wrote");
         assert!(!backup.exists(), "{what}: dry run backed up");
 
-        let installed = cli(&["hooks", "install", "--cli", "codex"], &envs);
+        let installed = cli(
+            &[
+                "hooks",
+                "install",
+                "--cli",
+                "codex",
+                "--codex-version",
+                OLD_CODEX,
+            ],
+            &envs,
+        );
         assert!(installed.status.success(), "{what}: {installed:?}");
         let text = on_disk().unwrap();
         let doc: toml_edit::DocumentMut = text.parse().unwrap();
@@ -706,9 +754,19 @@ fn codex_config_toml_install_then_uninstall_is_byte_identical() {
             "{what}: the backup is the file as it was, and only a file that was there has one"
         );
         assert!(
-            cli(&["hooks", "install", "--cli", "codex"], &envs)
-                .status
-                .success()
+            cli(
+                &[
+                    "hooks",
+                    "install",
+                    "--cli",
+                    "codex",
+                    "--codex-version",
+                    OLD_CODEX
+                ],
+                &envs
+            )
+            .status
+            .success()
         );
         assert_eq!(on_disk().unwrap(), text, "{what}: installing again");
 
@@ -739,9 +797,19 @@ fn codex_config_toml_links_modes_and_the_users_own_setting() {
     let envs: [(&str, &Path); 2] = [("CODEX_HOME", &codex), ("HOME", dir.path())];
 
     assert!(
-        cli(&["hooks", "install", "--cli", "codex"], &envs)
-            .status
-            .success()
+        cli(
+            &[
+                "hooks",
+                "install",
+                "--cli",
+                "codex",
+                "--codex-version",
+                OLD_CODEX
+            ],
+            &envs
+        )
+        .status
+        .success()
     );
     assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
     assert!(
@@ -766,7 +834,17 @@ fn codex_config_toml_links_modes_and_the_users_own_setting() {
         ("[features]\nhooks = false # not here\n", true),
     ] {
         std::fs::write(&real, users).unwrap();
-        let installed = cli(&["hooks", "install", "--cli", "codex"], &envs);
+        let installed = cli(
+            &[
+                "hooks",
+                "install",
+                "--cli",
+                "codex",
+                "--codex-version",
+                OLD_CODEX,
+            ],
+            &envs,
+        );
         let out = String::from_utf8_lossy(&installed.stdout);
         assert!(installed.status.success());
         assert!(out.contains("codex.toml: nothing to install"), "{out}");

@@ -21,6 +21,7 @@ mod hook_edges;
 mod hooks;
 mod hostile;
 mod ingest;
+mod install_codex;
 mod layers;
 mod lifecycle;
 mod live;

@@ -28,10 +28,13 @@ pub(super) struct Located {
     pub(super) own_keys: usize,
 }
 
-/// Codex's newer name for the feature, `[features] hooks`, when the file sets it: Codex then
-/// reads it last, so it decides (and hooklog leaves the file alone).
-pub fn hooks_setting(text: &str) -> Option<bool> {
-    locate(text, "").ok().and_then(|found| found.hooks)
+/// Whether the file turns Codex's hooks off: `hooks = false`, or `codex_hooks = false` with no
+/// `hooks` (Codex reads `hooks`, the newer name, last, so it decides).
+pub fn hooks_off(text: &str) -> bool {
+    locate(text, "")
+        .ok()
+        .and_then(|found| found.hooks.or(found.flag.map(|(on, _)| on)))
+        == Some(false)
 }
 
 pub(super) fn locate(text: &str, name: &str) -> Result<Located, FlagError> {

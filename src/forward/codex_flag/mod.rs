@@ -1,5 +1,5 @@
 //! `[features] codex_hooks = true` in Codex's `config.toml`: the switch without which a Codex
-//! from before hooks became a stable feature runs no hook at all.
+//! from before hooks became a stable feature (0.124.0) runs no hook at all.
 //!
 //! The file is edited as text and never written back from a parsed tree: toml_edit only says
 //! where things are (byte spans), and hooklog inserts or replaces a few bytes there, so every
@@ -15,6 +15,10 @@
 //! | `codex_hooks = false` | `true` in its place | [`WAS_FALSE`] on the line above |
 //! | `codex_hooks = true`, or Codex's newer name `hooks` | nothing: the setting is the user's | |
 //!
+//! Only a Codex from before hooks were on by default needs the flag; `version.rs` decides
+//! from the version Codex reports. For a later Codex, install takes back a flag an older
+//! hooklog wrote (with [`undo`]), so the deprecation notice Codex prints for it goes away.
+//!
 //! This file holds the markers and the error; `edit.rs` makes and takes back the change,
 //! `locate.rs` finds where the file writes `features` and the flag, and `lines.rs` does the
 //! line arithmetic on the text.
@@ -22,9 +26,10 @@
 mod edit;
 mod lines;
 mod locate;
+pub mod version;
 
 pub use edit::{turn_on, undo};
-pub use locate::hooks_setting;
+pub use locate::hooks_off;
 
 /// The feature's key in `[features]`.
 pub const KEY: &str = "codex_hooks";

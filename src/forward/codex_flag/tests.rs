@@ -98,8 +98,14 @@ fn a_setting_of_the_users_is_left_alone() {
         assert_eq!(turn_on(text, "c").unwrap(), text);
         assert_eq!(undo(text, "c").unwrap(), text);
     }
-    assert_eq!(hooks_setting("[features]\nhooks = false\n"), Some(false));
-    assert_eq!(hooks_setting("[features]\ncodex_hooks = false\n"), None);
+    assert!(hooks_off("[features]\nhooks = false\n"));
+    assert!(hooks_off("[features]\ncodex_hooks = false\n"));
+    assert!(hooks_off("features.codex_hooks = false\n"));
+    assert!(!hooks_off(
+        "[features]\ncodex_hooks = false\nhooks = true\n"
+    ));
+    assert!(!hooks_off("[features]\ncodex_hooks = true\n"));
+    assert!(!hooks_off(""));
 }
 
 /// Edits made after install stay; only hooklog's own change is taken back.
