@@ -21,6 +21,7 @@ pub use action::{Action, action, cli_of, cwd_of, state_after};
 
 use super::Effects;
 use super::heroes::{self, Hero, HeroState};
+use super::recorder::Recorder;
 use super::tables::Tables;
 use super::view::View;
 use crate::event::StoredEvent;
@@ -121,7 +122,8 @@ fn hero_for(
                 cli: "claude-code".into(),
                 cwd: "/".into(),
                 tty: None,
-                model: None,
+                // A transcript read before the session's first hook event may have named it.
+                model: tables.session_model(session)?,
                 faction: None,
                 state: HeroState::Idle,
                 active_mission_id: None,
@@ -140,6 +142,42 @@ fn hero_for(
     hero.model = text("modelId").or_else(|| text("model")).or(hero.model);
     hero.faction = text("faction").or(hero.faction);
     Ok(hero)
+}
+
+/// The model of a transcript record of the session's main thread (not a subagent's, not one
+/// Claude Code made itself): the model the session runs on from then on. Claude Code's hook
+/// inputs name no model; its transcript does.
+pub fn main_thread_model(view: &View) -> Option<&str> {
+    let subagent = view.text("agentId").is_some() || view.bool("isSidechain") == Some(true);
+    view.text("model")
+        .filter(|m| !subagent && *m != crate::ingest::transcript::claude::SYNTHETIC_MODEL)
+}
+
+/// A transcript event naming the model its session's main thread runs on
+/// ([`main_thread_model`]): the session's hero, if it has one, takes that model, recorded as
+/// a change of the hero (so the change streams fold to `GET /heroes`). A session with no hero
+/// yet gets the model when its hero is made, from its session row.
+pub fn follow_model<T: Tables>(
+    tables: &T,
+    event: &StoredEvent,
+    model: &str,
+) -> rusqlite::Result<()> {
+    let Some(session) = event.session_id.as_deref() else {
+        return Ok(());
+    };
+    let recorder = Recorder::new(tables);
+    let Some(mut hero) = recorder.hero(session)? else {
+        return Ok(());
+    };
+    if hero.model.as_deref() == Some(model) {
+        return Ok(());
+    }
+    hero.model = Some(model.to_string());
+    recorder.save_hero(hero)?;
+    if let Some(row) = recorder.finish(event.sequence, &Effects::default()) {
+        tables.changes(row)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
