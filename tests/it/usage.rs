@@ -14,7 +14,8 @@ use std::process::Command;
 
 const CLAUDE_SESSION: &str = "7f3c2a10-5d1e-4b8a-9c2f-1a2b3c4d5e6f";
 const CODEX_SESSION: &str = "019a4e6c-7b21-7d30-a1c4-3f5e8d9b0c12";
-/// Sonnet 0.039219 + Haiku 0.005369 (fixtures/transcripts/README.md, prices of 2026-12-02).
+/// Sonnet 0.039219 + Haiku 0.005369 (fixtures/transcripts/README.md, prices of 2026-12-02,
+/// unchanged in the table of 2026-12-03).
 const CLAUDE_COST: f64 = 0.044588;
 const HAIKU_COST: f64 = 0.005369;
 const CODEX_COST: f64 = 0.018125;
@@ -92,7 +93,7 @@ async fn usage_by_session_model_day_and_turn_matches_the_hand_computed_table() {
 
     let (status, by_session) = app.get("/usage?by=session").await;
     assert_eq!(status, 200, "{by_session}");
-    assert_eq!(by_session["pricesAsOf"], "2026-12-02");
+    assert_eq!(by_session["pricesAsOf"], "2026-12-03");
     let claude = group(&by_session, CLAUDE_SESSION);
     assert_eq!(tokens(claude), [42, 1_015, 5_500, 300, 58_500, 6]);
     assert!(close(&claude["costUsd"], CLAUDE_COST), "{claude}");
@@ -191,6 +192,16 @@ async fn a_model_missing_from_the_price_table_is_listed_not_priced_at_zero() {
         serde_json::json!(["claude-haiku-4-5-20251001"])
     );
     assert_eq!(tokens(claude)[0], 42, "its tokens still count");
+    // Said plainly, with how to add the price.
+    for note in [&claude["costNote"], &report["total"]["costNote"]] {
+        let note = note.as_str().unwrap_or_else(|| panic!("{report}"));
+        assert!(
+            note.starts_with("cost leaves out claude-haiku-4-5-20251001 (no published price"),
+            "{note}"
+        );
+        assert!(note.contains("`hooklog serve --prices FILE`"), "{note}");
+    }
+    assert_eq!(group(&report, CODEX_SESSION)["costNote"], Value::Null);
     // Sonnet at twice the price, Haiku not at all: the price is read when asked, no rebuild.
     assert!(close(&claude["costUsd"], 2.0 * 0.039219), "{claude}");
     app.stop().await;
@@ -240,7 +251,7 @@ async fn hooklog_usage_prints_a_table_and_the_json_answer() {
     );
     assert_eq!(cells[7], "0.0392", "{table}");
     assert!(lines.iter().any(|l| l.starts_with("total")), "{table}");
-    assert!(table.contains("prices as of 2026-12-02"), "{table}");
+    assert!(table.contains("prices as of 2026-12-03"), "{table}");
     let json: Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(json["by"], "session");
     assert!(close(&group(&json, CODEX_SESSION)["costUsd"], CODEX_COST));
