@@ -392,3 +392,28 @@ async fn a_claude_hero_takes_its_main_threads_model_from_the_transcript() {
     common::assert_rebuilds_to_live(&db);
     drop(dir);
 }
+
+/// A session whose transcripts were imported before any hook of it arrived: the hero its first
+/// hook makes starts with the main thread's model (Sonnet), not its subagent's (Haiku) nor a
+/// `<synthetic>` notice's, as the session row says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hero_made_after_its_transcript_was_imported_starts_with_its_model() {
+    let app = app_with_fixtures(|_| {}).await;
+    let (_, session) = app.get(&format!("/sessions/{CLAUDE_SESSION}")).await;
+    assert_eq!(session["model"], "claude-sonnet-4-5-20250929", "{session}");
+    app.post_hook_ok(serde_json::json!({
+        "session_id": CLAUDE_SESSION,
+        "cwd": "/home/dev/shop",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "go on",
+    }))
+    .await;
+    let hero = hooklog::projection::heroes::hero_id(CLAUDE_SESSION);
+    let (status, shown) = app.get(&format!("/heroes/{hero}")).await;
+    assert_eq!(status, 200, "{shown}");
+    assert_eq!(shown["model"], "claude-sonnet-4-5-20250929", "{shown}");
+    let db = app.db_path.clone();
+    let dir = app.stop().await;
+    common::assert_rebuilds_to_live(&db);
+    drop(dir);
+}
