@@ -121,12 +121,16 @@ pub fn table(report: &Value) -> String {
     if let Some(models) = report["total"]["unpricedModels"].as_array()
         && !models.is_empty()
     {
-        let names: Vec<&str> = models.iter().filter_map(Value::as_str).collect();
-        let _ = writeln!(
-            out,
-            "* not priced (tokens counted, no cost): {}",
-            names.join(", ")
-        );
+        // Said here from the names, not taken from the answer's `costNote`, so that an older
+        // server's answer reads the same.
+        let names: Vec<String> = models
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        if let Some(note) = crate::projection::cost::unpriced_note(&names) {
+            let _ = writeln!(out, "* {note}");
+        }
     }
     let _ = writeln!(
         out,
@@ -134,4 +138,34 @@ pub fn table(report: &Value) -> String {
         report["pricesAsOf"].as_str().unwrap_or("?")
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_unpriced_model_is_named_with_how_to_price_it() {
+        let group = |key: &str, unpriced: Value| {
+            json!({"key": key, "calls": 1, "inputTokens": 5, "outputTokens": 1,
+                   "cacheWrite5mTokens": 0, "cacheWrite1hTokens": 0, "cacheReadTokens": 0,
+                   "costUsd": 0.0, "unpricedModels": unpriced})
+        };
+        let report = json!({"by": "model", "pricesAsOf": "2026-12-03",
+            "groups": [group("claude-opus-4-8", json!(["claude-opus-4-8"]))],
+            "total": group("total", json!(["claude-opus-4-8"]))});
+        let text = table(&report);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].ends_with("0.0000*"), "{text}");
+        assert!(
+            text.contains(
+                "* cost leaves out claude-opus-4-8 (no published price known to hooklog; its tokens are counted); add it with `hooklog serve --prices FILE`, see docs/usage.md#cost"
+            ),
+            "{text}"
+        );
+        let priced = json!({"by": "model", "pricesAsOf": "2026-12-03", "groups": [],
+            "total": group("total", json!([]))});
+        assert!(!table(&priced).contains("leaves out"));
+    }
 }

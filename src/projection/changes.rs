@@ -1,5 +1,6 @@
 //! The `agent_changes` projection: what each hook event changed in the heroes, missions and
-//! tool uses, as typed deltas, one row per event keyed by its sequence. It is what the change
+//! tool uses (and each transcript event that changed its hero's model), as typed deltas, one
+//! row per event keyed by its sequence. It is what the change
 //! streams (`GET /changes`, the seed 000 WebSocket at `/`) deliver, so a client can follow the
 //! projections live without re-deriving them from raw events.
 //!

@@ -114,7 +114,8 @@ pub fn apply_parsed(
     Ok(effects)
 }
 
-/// The agent projections of an event: its session row, and for a hook event its hero,
+/// The agent projections of an event: its session row, for a transcript record of a main
+/// thread its hero's model ([`agent::follow_model`]), and for a hook event its hero,
 /// missions, tool uses, `hook_effects` row and `agent_changes` row. They raise their alerts through `tables`, so
 /// they come before [`apply_rest`]'s.
 pub fn apply_agents(
@@ -184,21 +185,18 @@ pub fn apply_agents(
             tables.session(event, &facts)?;
         }
         Parsed::Transcript(view) => {
+            // The session's model is its main thread's: a subagent on another model (or a
+            // notice Claude Code wrote itself) does not change it.
+            let model = agent::main_thread_model(view);
             let facts = sessions::Facts {
                 cli: view.text("cli"),
                 cwd: view.text("cwd"),
-                model: view.text("model"),
+                model,
                 state_if_new: Some(SessionState::Ended),
                 ..Default::default()
             };
             tables.session(event, &facts)?;
-            if event.event_type == transcript::TOOL_RESULT {
-                let recorder = recorder::Recorder::new(tables);
-                agent::apply_transcript_outcome(&recorder, event, view)?;
-                if let Some(row) = recorder.finish(event.sequence, &effects) {
-                    tables.changes(row)?;
-                }
-            }
+            agent::apply_transcript(tables, event, view, model)?;
         }
         // Outcome events carry no session (a claim names its session in the payload).
         Parsed::Coordination(_) | Parsed::Other => {

@@ -108,7 +108,7 @@ mod tests {
     #[test]
     fn dated_model_names_find_their_family_and_unknown_models_stay_unpriced() {
         let prices = Prices::default();
-        assert_eq!(prices.as_of, "2026-12-02");
+        assert_eq!(prices.as_of, "2026-12-03");
         assert!(prices.of("claude-sonnet-4-5-20250929").is_some());
         assert!(prices.of("claude-opus-4-20250514").is_some());
         assert_eq!(undated("gpt-5-2025-08-07"), Some("gpt-5"));

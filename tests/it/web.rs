@@ -475,3 +475,49 @@ async fn a_session_page_shows_the_tokens_and_cost_its_transcripts_give() {
     browser.screenshot("session-usage").await;
     browser.close().await;
 }
+
+/// A cost that leaves out a model with no known price says so beside it, naming the model and
+/// how to add its price (docs/usage.md#cost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_page_names_the_models_its_cost_leaves_out() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    let projects = dir.path().join("projects");
+    let project = projects.join("-w-app");
+    std::fs::create_dir_all(&project).unwrap();
+    let session = "0dd0c057-0000-4000-8000-00000000c057";
+    std::fs::write(
+        project.join(format!("{session}.jsonl")),
+        format!(
+            "{}\n",
+            r#"{"type":"assistant","uuid":"u1","sessionId":"SESSION","timestamp":"2026-12-03T09:00:00.000Z","requestId":"r1","message":{"id":"m1","model":"claude-nightly","content":[{"type":"text","text":"ok"}],"usage":{"input_tokens":7,"output_tokens":3}}}"#
+                .replace("SESSION", session)
+        ),
+    )
+    .unwrap();
+    let imported = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .arg("import")
+        .arg("--claude-projects")
+        .arg(&projects)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .expect("hooklog import runs");
+    assert!(imported.status.success(), "{imported:?}");
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{}/s/{session}", server.url)).await;
+    let (facts, _) = browser
+        .wait_until(
+            DEADLINE,
+            "the cost's note",
+            "(t => t.includes('cost leaves out claude-nightly') && t)(document.body.innerText)",
+        )
+        .await;
+    let facts = facts.as_str().unwrap();
+    assert!(facts.contains("$0.0000"), "{facts}");
+    assert!(facts.contains("hooklog serve --prices FILE"), "{facts}");
+    browser.close().await;
+}

@@ -175,10 +175,16 @@ fn usage_of(usage: &Value) -> Usage {
     let written = count(usage, "cache_creation_input_tokens");
     let split = usage.and_then(|u| u.get("cache_creation"));
     let (five, hour) = match split {
-        Some(_) => (
-            count(split, "ephemeral_5m_input_tokens"),
-            count(split, "ephemeral_1h_input_tokens"),
-        ),
+        Some(_) => {
+            let five = count(split, "ephemeral_5m_input_tokens");
+            let hour = count(split, "ephemeral_1h_input_tokens");
+            // The total is the number to trust: some gateways and proxies (and scripted test
+            // models) send `cache_creation_input_tokens: N` beside a split of zeros, and the
+            // API bills the total. What the split leaves out is counted as 5-minute writes,
+            // the default duration (and the cheaper one, so a cost is never overstated).
+            let rest = written.saturating_sub(five.saturating_add(hour));
+            (five.saturating_add(rest), hour)
+        }
         None => (written, 0),
     };
     Usage {
@@ -265,6 +271,21 @@ mod tests {
             Usage::from_json(&record.payload["usage"]).cache_write_5m,
             50
         );
+    }
+
+    #[test]
+    fn cache_writes_a_split_leaves_out_count_as_five_minute_writes() {
+        let usage = |line: &str| Usage::from_json(&read(line).payload["usage"]);
+        // A gateway's answer: the total, and a split of zeros.
+        let zeros = usage(
+            r#"{"type":"assistant","uuid":"u5","sessionId":"s1","requestId":"r","message":{"id":"m5","model":"claude-opus-4-8","usage":{"input_tokens":3,"output_tokens":1,"cache_creation_input_tokens":10,"cache_read_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0}}}}"#,
+        );
+        assert_eq!((zeros.cache_write_5m, zeros.cache_write_1h), (10, 0));
+        // A split that covers part of the total: the rest is 5-minute writes.
+        let part = usage(
+            r#"{"type":"assistant","uuid":"u6","sessionId":"s1","message":{"id":"m6","model":"m","usage":{"input_tokens":1,"output_tokens":1,"cache_creation_input_tokens":1200,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":1000}}}}"#,
+        );
+        assert_eq!((part.cache_write_5m, part.cache_write_1h), (200, 1000));
     }
 
     #[test]

@@ -19,10 +19,10 @@ mod task;
 mod tool;
 
 pub use action::{Action, action, cli_of, cwd_of, state_after};
-pub use outcome::apply as apply_transcript_outcome;
 
 use super::Effects;
 use super::heroes::{self, Hero, HeroState};
+use super::recorder::Recorder;
 use super::tables::Tables;
 use super::view::View;
 use crate::event::StoredEvent;
@@ -123,7 +123,8 @@ fn hero_for(
                 cli: "claude-code".into(),
                 cwd: "/".into(),
                 tty: None,
-                model: None,
+                // A transcript read before the session's first hook event may have named it.
+                model: tables.session_model(session)?,
                 faction: None,
                 state: HeroState::Idle,
                 active_mission_id: None,
@@ -142,6 +143,46 @@ fn hero_for(
     hero.model = text("modelId").or_else(|| text("model")).or(hero.model);
     hero.faction = text("faction").or(hero.faction);
     Ok(hero)
+}
+
+/// The model of a transcript record of the session's main thread (not a subagent's, not one
+/// Claude Code made itself): the model the session runs on from then on. Claude Code's hook
+/// inputs name no model; its transcript does.
+pub fn main_thread_model(view: &View) -> Option<&str> {
+    let subagent = view.text("agentId").is_some() || view.bool("isSidechain") == Some(true);
+    view.text("model")
+        .filter(|m| !subagent && *m != crate::ingest::transcript::claude::SYNTHETIC_MODEL)
+}
+
+/// What a transcript event does to the agent rows, recorded as one change of the event (so
+/// the change streams fold to `GET /heroes` and `GET /tool-uses`): the session's hero, if it
+/// has one, takes the model its main thread runs on (`model`, [`main_thread_model`]; a session
+/// with no hero yet gets it when its hero is made, from its session row), and a tool result
+/// settles the calls its hooks did not (`outcome.rs`).
+pub fn apply_transcript<T: Tables>(
+    tables: &T,
+    event: &StoredEvent,
+    view: &View,
+    model: Option<&str>,
+) -> rusqlite::Result<()> {
+    let Some(session) = event.session_id.as_deref() else {
+        return Ok(());
+    };
+    let recorder = Recorder::new(tables);
+    if let Some(model) = model
+        && let Some(mut hero) = recorder.hero(session)?
+        && hero.model.as_deref() != Some(model)
+    {
+        hero.model = Some(model.to_string());
+        recorder.save_hero(hero)?;
+    }
+    if event.event_type == crate::ingest::transcript::TOOL_RESULT {
+        outcome::apply(&recorder, session, view)?;
+    }
+    if let Some(row) = recorder.finish(event.sequence, &Effects::default()) {
+        tables.changes(row)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -18,7 +18,6 @@
 //! for a call no hook opened makes no row (the transcript alone does not make tool uses).
 
 use super::ERROR_CHARS;
-use crate::event::StoredEvent;
 use crate::ingest::bounds::clip;
 use crate::projection::tables::Tables;
 use crate::projection::tool_uses::ToolStatus;
@@ -26,10 +25,7 @@ use crate::projection::view::View;
 use serde_json::Value;
 
 /// Applies a `TranscriptToolResult` event's error results to the calls they name.
-pub fn apply(tables: &impl Tables, event: &StoredEvent, view: &View) -> rusqlite::Result<()> {
-    let Some(session) = event.session_id.as_deref() else {
-        return Ok(());
-    };
+pub fn apply(tables: &impl Tables, session: &str, view: &View) -> rusqlite::Result<()> {
     let results = view.get("toolResults").and_then(Value::as_array);
     for result in results.into_iter().flatten() {
         if result.get("isError") != Some(&Value::Bool(true)) {

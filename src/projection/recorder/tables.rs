@@ -21,6 +21,10 @@ impl<T: Tables> Tables for Recorder<'_, T> {
         self.tables.session(event, facts)
     }
 
+    fn session_model(&self, session: &str) -> Result<Option<String>> {
+        self.tables.session_model(session)
+    }
+
     fn hero(&self, session: &str) -> Result<Option<Hero>> {
         let hero = self.tables.hero(session)?;
         if let Some(hero) = &hero {

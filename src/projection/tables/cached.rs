@@ -143,6 +143,18 @@ impl<B: Backing> Tables for Cached<B> {
         self.memory.borrow_mut().sessions.apply(load, event, facts)
     }
 
+    fn session_model(&self, session: &str) -> Result<Option<String>> {
+        if let Some(record) = self.memory.borrow().sessions.get(session) {
+            return Ok(record.model.clone());
+        }
+        if self.fresh {
+            return Ok(None);
+        }
+        let id = session.to_string();
+        let record = self.backing.read(move |c| Record::load(c, &id))?;
+        Ok(record.and_then(|r| r.model))
+    }
+
     fn hero(&self, session: &str) -> Result<Option<Hero>> {
         self.with_shard(session, |shard| {
             Ok(shard.hero.as_ref().map(|h| h.row.clone()))

@@ -61,6 +61,15 @@ impl Tables for Live<'_> {
         }
     }
 
+    fn session_model(&self, session: &str) -> Result<Option<String>> {
+        if let Some(rows) = self.sessions
+            && let Some(record) = rows.borrow().get(session)
+        {
+            return Ok(record.model.clone());
+        }
+        Ok(Record::load(self.conn, session)?.and_then(|r| r.model))
+    }
+
     fn hero(&self, session: &str) -> Result<Option<Hero>> {
         heroes::by_session(self.conn, session)
     }

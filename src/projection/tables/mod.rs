@@ -49,6 +49,8 @@ pub trait Tables {
     fn raise(&self, kind: &str, event: &StoredEvent, message: &str, details: &Value) -> Result<()>;
     /// Updates (or makes) the event's session row with what the event says.
     fn session(&self, event: &StoredEvent, facts: &Facts) -> Result<()>;
+    /// The model a session's row names (`None` when it has no row or names none).
+    fn session_model(&self, session: &str) -> Result<Option<String>>;
     fn hero(&self, session: &str) -> Result<Option<Hero>>;
     fn save_hero(&self, hero: Hero) -> Result<()>;
     /// A mission of this session by id (`None` for another session's).
@@ -67,6 +69,7 @@ pub trait Tables {
     fn save_tool(&self, tool: ToolUse) -> Result<()>;
     /// Records the mission a hook event answered with (`hook_effects`, by its sequence).
     fn effects(&self, sequence: i64, effects: &Effects) -> Result<()>;
-    /// Records what a hook event changed in the agent rows (`agent_changes`).
+    /// Records what a hook event (or a transcript event that set its hero's model) changed in
+    /// the agent rows (`agent_changes`).
     fn changes(&self, row: ChangeRow) -> Result<()>;
 }

@@ -79,6 +79,11 @@ impl SessionRows {
         Ok(())
     }
 
+    /// The row of a session, when it is held.
+    pub fn get(&self, session: &str) -> Option<&Record> {
+        self.rows.get(session).map(|row| &row.record)
+    }
+
     /// A request starts: what it changes can be undone until [`SessionRows::keep_request`].
     pub fn begin_request(&mut self) {
         self.request += 1;

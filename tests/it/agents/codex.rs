@@ -88,8 +88,8 @@ async fn codex_with_the_installed_hooks_is_recorded_ended_with_usage_and_tool_ou
     configure(&rig);
     let installed = rig.hooklog(&["hooks", "install", "--cli", "codex"]);
     assert!(
-        installed.contains("/hooks"),
-        "install says how Codex's review works: {installed}"
+        installed.contains("run /hooks and trust") && installed.contains("bypass-hook-trust"),
+        "install says how Codex's review of new hooks works: {installed}"
     );
 
     let first = exec(&rig, &bin, &["look\nrun: echo one\nrun: false"]).await;

@@ -17,6 +17,7 @@ pub const KNOWN_FIELDS: &[&str] = &[
     "transcriptPath",
     "cwd",
     "hookEventName",
+    "eventName",
     "permissionMode",
     "model",
     "source",
@@ -29,14 +30,14 @@ pub const KNOWN_FIELDS: &[&str] = &[
     "lastAssistantMessage",
     "stopHookActive",
     "reason",
-    // Claude Code.
-    "promptId",
+    // Claude Code; the snake_case ones have no alias, and are kept as sent.
     "effort",
-    "durationMs",
     "error",
-    "isInterrupt",
-    "backgroundTasks",
-    "sessionCrons",
+    "prompt_id",
+    "duration_ms",
+    "is_interrupt",
+    "background_tasks",
+    "session_crons",
     // Codex.
     "turnId",
     "cli",

@@ -112,11 +112,15 @@ impl Rig {
         self.server = Some(ServerProcess::start(&self.db, &self.bind));
     }
 
-    /// The environment every program of this rig runs in: its own home, hooklog's address.
+    /// The environment every program of this rig runs in: its own home, hooklog's address,
+    /// the CLIs on `PATH` (as `hooklog hooks install` expects to find `codex`).
     pub fn command(&self, program: &Path) -> std::process::Command {
         let mut command = std::process::Command::new(program);
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let dirs = std::iter::once(bin_dir()).chain(std::env::split_paths(&path));
         command
             .current_dir(&self.project)
+            .env("PATH", std::env::join_paths(dirs).unwrap())
             .env("HOME", &self.home)
             .env("HOOKLOG_URL", &self.url)
             .env_remove("CLAUDE_CONFIG_DIR")
