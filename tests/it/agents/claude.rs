@@ -212,6 +212,21 @@ async fn claude_code_with_the_installed_forwarder_is_recorded_turn_by_turn() {
     assert_eq!(states, ["completed"; 3], "{missions:#}");
     let heroes = rig.get("/heroes").await;
     assert_eq!(heroes["heroes"][0]["model"], DEFAULT_MODEL, "{heroes:#}");
+    // Priced as Claude Code prices it: its own cost of the session (each turn's result line
+    // says it) is what hooklog's price table gives for the same tokens.
+    let claude_says = lines
+        .iter()
+        .rev()
+        .find_map(|l| (l["type"] == "result").then(|| l["total_cost_usd"].as_f64()))
+        .flatten()
+        .expect("the session's cost on its last result line");
+    let usage = &ended["usage"];
+    assert_eq!(usage["unpricedModels"], json!([]), "{usage}");
+    let cost = usage["costUsd"].as_f64().unwrap();
+    assert!(
+        (cost - claude_says).abs() < 1e-9,
+        "hooklog {cost}, Claude Code {claude_says}"
+    );
     rig.assert_no_alert().await;
     rig.assert_rebuilds();
     drift::check(&rig, &bin).await;
