@@ -144,7 +144,8 @@ mod tests {
     #[test]
     fn the_models_claude_code_sends_by_default_are_priced() {
         // Claude Code 2.1.197: `claude-opus-4-8` (default, `opus`), `claude-sonnet-5`
-        // (`sonnet`), `claude-fable-5`; prices as published (docs/usage.md#cost).
+        // (`sonnet`), `claude-fable-5`; 2.1.332: `claude-opus-5-5` (default); prices as
+        // published (docs/usage.md#cost).
         let prices = Prices::default();
         let million = |input| Tokens {
             usage: crate::ingest::transcript::Usage {
@@ -159,6 +160,8 @@ mod tests {
         };
         for (model, expected) in [
             ("claude-opus-4-8", 5.0 + 25.0 + 6.25 + 10.0 + 0.5),
+            ("claude-opus-5-5", 4.0 + 20.0 + 5.0 + 8.0 + 0.2),
+            ("claude-opus-5", 5.0 + 25.0 + 6.25 + 10.0 + 0.5),
             ("claude-sonnet-5", 2.0 + 10.0 + 2.5 + 4.0 + 0.2),
             ("claude-fable-5", 10.0 + 50.0 + 12.5 + 20.0 + 1.0),
         ] {

@@ -93,6 +93,8 @@ async fn codex_with_the_installed_hooks_is_recorded_ended_with_usage_and_tool_ou
     );
 
     let first = exec(&rig, &bin, &["look\nrun: echo one\nrun: false"]).await;
+    // First, so that a run against a new release reports what it sent before any assertion.
+    drift::check(&rig, &bin).await;
     assert_hooks_completed(&first);
     assert!(
         !first.stderr.contains("deprecated"),
@@ -153,5 +155,4 @@ async fn codex_with_the_installed_hooks_is_recorded_ended_with_usage_and_tool_ou
     assert_eq!(empty, 0, "TranscriptRead events with no records");
     rig.assert_no_alert().await;
     rig.assert_rebuilds();
-    drift::check(&rig, &bin).await;
 }

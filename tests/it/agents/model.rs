@@ -14,8 +14,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde_json::{Value, json};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// What each Claude call reports: input not from the cache, output, cache writes (a total
 /// with a split of zeros, as gateways send it) and cache reads.
@@ -32,19 +32,24 @@ pub const CODEX_REASONING: u64 = 2;
 
 pub struct Model {
     pub url: String,
+    models: Arc<Mutex<Vec<String>>>,
     server: tokio::task::JoinHandle<()>,
 }
 
-/// The number the next answer's ids carry.
 #[derive(Clone)]
 struct State {
+    /// The number the next answer's ids carry.
     next: Arc<AtomicU64>,
+    /// The model each call asked for, in order.
+    models: Arc<Mutex<Vec<String>>>,
 }
 
 impl Model {
     pub async fn start() -> Model {
+        let models = Arc::new(Mutex::new(Vec::new()));
         let state = State {
             next: Arc::new(AtomicU64::new(1)),
+            models: models.clone(),
         };
         let app = Router::new()
             .route("/v1/messages", post(messages))
@@ -56,7 +61,22 @@ impl Model {
         let server = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
         });
-        Model { url, server }
+        Model {
+            url,
+            models,
+            server,
+        }
+    }
+
+    /// The models the calls so far asked for, each once, in the order first asked.
+    pub fn models(&self) -> Vec<String> {
+        let mut seen = Vec::new();
+        for model in self.models.lock().unwrap().iter() {
+            if !seen.contains(model) {
+                seen.push(model.clone());
+            }
+        }
+        seen
     }
 }
 
@@ -109,7 +129,10 @@ enum Turn {
     Other,
 }
 
-fn next_id(state: &State) -> u64 {
+/// Notes the call's model and gives the number its answer's ids carry.
+fn next_id(state: &State, body: &Value) -> u64 {
+    let model = body["model"].as_str().unwrap_or_default().to_string();
+    state.models.lock().unwrap().push(model);
     state.next.fetch_add(1, Ordering::Relaxed)
 }
 
@@ -128,7 +151,7 @@ async fn messages(
     body: Bytes,
 ) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let n = next_id(&state);
+    let n = next_id(&state, &body);
     let turns = body["messages"].as_array().into_iter().flatten().map(|m| {
         let content = &m["content"];
         let is_result = content
@@ -196,7 +219,7 @@ async fn responses(
     body: Bytes,
 ) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let n = next_id(&state);
+    let n = next_id(&state, &body);
     let turns = body["input"].as_array().into_iter().flatten().map(|item| {
         match (item["type"].as_str(), item["role"].as_str()) {
             (Some("message"), Some("user")) => Turn::Prompt(text_of(&item["content"])),
