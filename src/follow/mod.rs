@@ -12,8 +12,10 @@
 //! An agent may still be writing a turn's last lines when its hook runs (Claude Code writes
 //! them up to ~0.2 s after `Stop`), so one read at the trigger can miss the turn's last model
 //! call. A followed file is read again each time it grows, and let go once it has not grown
-//! for [`QUIET`]. One follower per file at a time ([`watch`]): a trigger for a file already
-//! followed keeps its follower going.
+//! for [`QUIET`]. One follower per session transcript at a time ([`watch`]), which also
+//! reads the subagent transcripts `SubagentStop` names, each right after the parent's (their
+//! records count under the turn open in it): a trigger for a file already followed keeps its
+//! follower going.
 //!
 //! The task learns of hook events from the hub. If it falls behind the hub it misses some
 //! triggers, which costs nothing but time: the next trigger reads everything since the stored
@@ -52,7 +54,8 @@ struct Target {
     path: PathBuf,
     /// The subagent whose transcript it is (`SubagentStop`'s `agentId`).
     agent: Option<String>,
-    /// A subagent's records count under the turn open in its parent's transcript, read first.
+    /// A subagent's records count under the turn open in its parent's transcript, read just
+    /// before it by the same follower.
     parent: Option<PathBuf>,
     /// The model the hook named (Codex's hooks do): a rollout read from its middle has no
     /// `turn_context` line before the new lines to say it.
@@ -78,14 +81,14 @@ pub fn start(store: &Arc<Store>, hub: &Hub, keep: Keep) -> tokio::task::JoinHand
                 .events
                 .iter()
                 .filter(|c| c.event.origin == store.origin);
-            for target in here.flat_map(|c| targets(&c.event)) {
-                followers.follow(&mut tasks, &store, target, keep);
+            for event in here {
+                followers.follow(&mut tasks, &store, targets(&event.event), keep);
             }
         }
     })
 }
 
-/// The transcripts a committed event asks to read. (Only events this hooklog stored first are
+/// The transcripts a committed event asks to read: the session's, then a subagent's. (Only events this hooklog stored first are
 /// looked at: a path in an event from another machine names a file there.)
 fn targets(event: &crate::event::StoredEvent) -> Vec<Target> {
     if event.source != hook_ingest::SOURCE || !TRIGGERS.contains(&event.event_type.as_str()) {
@@ -157,13 +160,6 @@ async fn read_new(
 ) -> anyhow::Result<bool> {
     let mut grew = false;
     loop {
-        if let Some(parent) = &target.parent {
-            let parent = parent.to_string_lossy().into_owned();
-            at.turn = store
-                .read(move |conn| transcript_files::position(conn, &parent))
-                .await?
-                .1;
-        }
         let (path, from) = (target.path.clone(), at.from);
         let read = tokio::task::spawn_blocking(move || chunk::read(&path, from, chunk::MAX_READ))
             .await??;
@@ -201,8 +197,8 @@ fn events_of(
             true => at.codex.line(line, keep).ok().flatten(),
             false => transcript::claude::parse(line, agent, keep).ok().flatten(),
         })
-        // A rollout names its session itself; only the followed session's records are kept.
-        .filter(|r| r.session_id == target.session)
+        // A rollout's `session_meta` names its session; a hook's session is the one followed.
+        .filter(|r| !rollout || r.session_id == target.session)
         .collect();
     if records.is_empty() {
         return None;

@@ -164,3 +164,26 @@ async fn usage_follows_a_growing_transcript_after_each_stop_and_across_a_restart
     assert_rebuilds_to_live(&db);
     drop(dir);
 }
+
+/// Claude Code writes a turn's last lines a little after its `Stop` hook fires: what is
+/// written while the file is still followed is read without another hook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lines_written_just_after_the_stop_are_read_without_another_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join(format!("{SESSION}.jsonl"));
+    let lines = fixture(&format!("{SESSION}.jsonl"));
+    let db = dir.path().join("hooklog.db");
+    let app = start(Config::for_path(&db), dir).await;
+
+    append(&main, &lines[..3]);
+    hook(&app, "Stop", &main, json!({})).await;
+    wait_for_usage(&app, (1, 4, 12, 12_000)).await;
+    // The rest of the streamed message, after the hook and its first read: no hook follows.
+    append(&main, &lines[3..4]);
+    wait_for_usage(&app, (1, 4, 180, 12_000)).await;
+    assert_eq!(
+        events_of_type(&db, "TranscriptRead"),
+        2,
+        "one read for each time the file grew, none for the looks that found nothing"
+    );
+}

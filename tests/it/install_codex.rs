@@ -2,15 +2,13 @@
 //! `[features] codex_hooks = true`: only a Codex before 0.124.0 (hooks default-on since
 //! openai/codex#19012) needs it; a later one would print a deprecation notice for it at every
 //! start. Run as the real binary with `CODEX_HOME` in a temporary directory and a `PATH` that
-//! holds no codex, or the real one from `/work/agents` (no stand-in).
+//! holds no codex, or the real one the agent tests use (`tests/it/agents`; no stand-in).
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_hooklog");
-/// The real Codex CLI (npm `@openai/codex`), when this machine has it.
-const REAL_CODEX_BIN: &str = "/work/agents/node_modules/.bin";
 
 /// What install prints for Codex's hook review.
 const TRUST: [&str; 3] = [
@@ -197,17 +195,12 @@ fn a_current_codex_gets_no_flag_and_loses_hooklogs_old_one() {
 /// flag an older install wrote comes out.
 #[test]
 fn the_codex_on_path_is_asked_for_its_version() {
-    if !Path::new(REAL_CODEX_BIN).join("codex").exists() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "the real codex is not at {REAL_CODEX_BIN}"
-        );
-        eprintln!("SKIPPED: the_codex_on_path_is_asked_for_its_version: codex not found");
+    let Some(codex) = crate::agents::cli("codex") else {
         return;
-    }
+    };
     let mut env = Env::without_codex();
     // Codex's launcher is a node script: node comes from the inherited PATH.
-    let mut path = std::ffi::OsString::from(REAL_CODEX_BIN);
+    let mut path = codex.parent().unwrap().as_os_str().to_owned();
     path.push(":");
     path.push(std::env::var_os("PATH").unwrap_or_default());
     env.path = path;

@@ -54,11 +54,21 @@ async fn a_call_no_hook_ended_whose_transcript_result_is_an_error_is_denied_in_e
     app.post_hook_ok(json!({"hook_event_name": "Stop", "session_id": "s1"}))
         .await;
     assert_eq!(the_call(&app, "s1").await.0, "interrupted");
+    let (_, before) = app.get("/changes").await;
     transcript_error(&app, "s1", "t1", why).await;
     assert_eq!(
         the_call(&app, "s1").await,
         ("denied".into(), Some(why.into()))
     );
+    // The change streams see it too: one change row more, saying so.
+    let (_, after) = app.get("/changes").await;
+    let changes = after["changes"].as_array().unwrap();
+    assert_eq!(
+        changes.len(),
+        before["changes"].as_array().unwrap().len() + 1
+    );
+    let last = changes.last().unwrap().to_string();
+    assert!(last.contains("denied") && last.contains(why), "{last}");
     // The transcript read before the Stop: the call keeps running until the Stop decides.
     start(&app, "s2").await;
     app.post_hook_ok(hook("PreToolUse", "s2", "t2", json!({})))

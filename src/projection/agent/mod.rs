@@ -168,16 +168,22 @@ pub fn apply_transcript<T: Tables>(
     let Some(session) = event.session_id.as_deref() else {
         return Ok(());
     };
+    let settles = event.event_type == crate::ingest::transcript::TOOL_RESULT;
+    if model.is_none() && !settles {
+        return Ok(());
+    }
     let recorder = Recorder::new(tables);
+    let Some(mut hero) = recorder.hero(session)? else {
+        return Ok(());
+    };
+    if settles && outcome::apply(&recorder, session, view)? {
+        recorder.of_hero(&hero);
+    }
     if let Some(model) = model
-        && let Some(mut hero) = recorder.hero(session)?
         && hero.model.as_deref() != Some(model)
     {
         hero.model = Some(model.to_string());
         recorder.save_hero(hero)?;
-    }
-    if event.event_type == crate::ingest::transcript::TOOL_RESULT {
-        outcome::apply(&recorder, session, view)?;
     }
     if let Some(row) = recorder.finish(event.sequence, &Effects::default()) {
         tables.changes(row)?;

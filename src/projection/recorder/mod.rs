@@ -132,6 +132,15 @@ impl<'t, T> Recorder<'t, T> {
         }
     }
 
+    /// Makes the event's change row that of `hero` (as saving it would), for an event that
+    /// changed other rows of the hero's session but not the hero itself.
+    pub fn of_hero(&self, hero: &super::heroes::Hero) {
+        let mut recording = self.recording.borrow_mut();
+        if recording.hero.is_none() {
+            recording.hero = Some((hero.id.clone(), hero.active_mission_id.clone()));
+        }
+    }
+
     /// The `agent_changes` row of event `sequence`: its deltas, in the order the rows were
     /// first saved but a new hero first (the rows made with it name it); `None` when the event
     /// has no hero.
