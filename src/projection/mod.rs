@@ -114,8 +114,9 @@ pub fn apply_parsed(
     Ok(effects)
 }
 
-/// The agent projections of an event: its session row, for a transcript record of a main
-/// thread its hero's model ([`agent::follow_model`]), and for a hook event its hero,
+/// The agent projections of an event: its session row, for a transcript record its hero's
+/// model and the tool calls its results settle ([`agent::apply_transcript`]), and for a hook
+/// event its hero,
 /// missions, tool uses, `hook_effects` row and `agent_changes` row. They raise their alerts through `tables`, so
 /// they come before [`apply_rest`]'s.
 pub fn apply_agents(

@@ -124,16 +124,11 @@ function tokens(u) {
   return `${u.inputTokens} in, ${u.outputTokens} out, ${writes} cache writes, ${u.cacheReadTokens} cache reads (${u.calls} calls)`;
 }
 
-/** The cost, and plainly what it leaves out: the models with no price (`costNote`, said by
- * the server; said here from the names when an older server sends none). */
+/** The cost, and plainly what it leaves out: the models with no price, as the server says it
+ * (`costNote`, the same words `/usage` and `hooklog usage` use). */
 function cost(u) {
-  const models = u.unpricedModels || [];
-  if (!models.length) return `$${u.costUsd.toFixed(4)}`;
-  const note =
-    u.costNote ||
-    `cost leaves out ${models.join(", ")} (no published price known to hooklog); ` +
-      "add it with `hooklog serve --prices FILE`, see docs/usage.md#cost";
-  return `$${u.costUsd.toFixed(4)}, not complete: ${note}`;
+  if (!u.costNote) return `$${u.costUsd.toFixed(4)}`;
+  return `$${u.costUsd.toFixed(4)}, not complete: ${u.costNote}`;
 }
 
 /** Missions nested under their parent (subagents under the prompt that started them). */

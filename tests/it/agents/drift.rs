@@ -5,31 +5,27 @@
 
 use super::{Rig, version};
 use hooklog::event::catalogue;
+use hooklog::ingest::hook;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The hook input fields hooklog knows, as stored (after its snake_case aliases became
-/// camelCase): every field Claude Code 2.1.197 and Codex 0.171.0 were seen to send, whether
-/// a projection reads it or it is only kept.
-pub const KNOWN_FIELDS: &[&str] = &[
+/// Hook input fields hooklog knows under their own names (it reads them, or keeps them as
+/// sent), besides the camelCase names its aliases give (`ingest::hook::ALIASES`): every field
+/// Claude Code 2.1.197 and Codex 0.171.0 were seen to send is one or the other.
+const OWN_NAMES: &[&str] = &[
     // Both CLIs.
-    "sessionId",
-    "transcriptPath",
     "cwd",
     "hookEventName",
     "eventName",
-    "permissionMode",
     "model",
     "source",
     "prompt",
     "tool",
-    "toolName",
     "toolInput",
     "toolResponse",
-    "toolUseId",
-    "lastAssistantMessage",
     "stopHookActive",
     "reason",
+    "cli",
     // Claude Code; the snake_case ones have no alias, and are kept as sent.
     "effort",
     "error",
@@ -38,10 +34,12 @@ pub const KNOWN_FIELDS: &[&str] = &[
     "is_interrupt",
     "background_tasks",
     "session_crons",
-    // Codex.
-    "turnId",
-    "cli",
 ];
+
+/// Whether hooklog knows a field of a stored hook payload.
+fn known(field: &str) -> bool {
+    hook::ALIASES.iter().any(|alias| alias.1 == field) || OWN_NAMES.contains(&field)
+}
 
 /// Whether this run reports drift instead of failing on it.
 fn reporting() -> bool {
@@ -68,7 +66,7 @@ pub async fn check(rig: &Rig, cli: &Path) {
         }
         let payload: serde_json::Value = serde_json::from_str(&payload).unwrap();
         for key in payload.as_object().into_iter().flat_map(|o| o.keys()) {
-            if !KNOWN_FIELDS.contains(&key.as_str()) {
+            if !known(key) {
                 fields.insert(format!("{kind}.{key}"));
             }
         }
