@@ -88,8 +88,9 @@ pub fn start(store: &Arc<Store>, hub: &Hub, keep: Keep) -> tokio::task::JoinHand
     })
 }
 
-/// The transcripts a committed event asks to read: the session's, then a subagent's. (Only events this hooklog stored first are
-/// looked at: a path in an event from another machine names a file there.)
+/// The transcripts a committed event asks to read: the session's, then a subagent's. (Only
+/// events this hooklog stored first are looked at: a path in an event from another machine
+/// names a file there.)
 fn targets(event: &crate::event::StoredEvent) -> Vec<Target> {
     if event.source != hook_ingest::SOURCE || !TRIGGERS.contains(&event.event_type.as_str()) {
         return Vec::new();

@@ -109,8 +109,8 @@ impl<T: Tables> Ctx<'_, T> {
                     .started_at
                     .as_deref()
                     .and_then(|s| millis_between(s, &at));
-                // An error the transcript gave the call wins over a hook that reports none
-                // (Codex's PostToolUse has no exit code: `outcome.rs`).
+                // An error the transcript gave the call while it ran (read before this hook:
+                // `outcome.rs`) wins over a hook that reports none.
                 (row.status, row.error) = match (status, row.error.take()) {
                     (ToolStatus::Completed, Some(said)) => (ToolStatus::Failed, Some(said)),
                     (_, said) => (status, error.or(said)),
