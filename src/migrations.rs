@@ -80,6 +80,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0015_snapshot_file.sql"),
         false,
     ),
+    (
+        "0016_permissions.sql",
+        include_str!("../migrations/0016_permissions.sql"),
+        true,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

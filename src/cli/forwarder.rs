@@ -1,10 +1,15 @@
 //! `hooklog hook`: the forwarder an agent's hook runs. It reads one hook payload from stdin,
 //! spools it under a fresh time-ordered id, and delivers the spool to hooklog within its
-//! timeout. Whatever happens it prints nothing and exits 0: a hook must never break or stall
-//! the agent (Claude Code reads a hook's stdout, and exit code 2 would block a tool call).
+//! timeout. Whatever happens it exits 0, and it prints nothing: a hook must never break or
+//! stall the agent (Claude Code reads a hook's stdout, and exit code 2 would block a tool call).
+//!
+//! One exception, asked for: with `--approvals SECONDS` (written by `hooks install
+//! --approvals` on the `PermissionRequest` entry only), a `PermissionRequest` waits up to that
+//! long for a decision made in hooklog and prints it as the hook's output
+//! ([`crate::forward::approval`]); no decision, no output.
 
 use crate::forward::spool::{self, Header, Limits, Route, Spool};
-use crate::forward::{self, Sender, Target};
+use crate::forward::{self, Sender, Target, approval};
 use clap::Args;
 use std::io::Read;
 use std::path::PathBuf;
@@ -42,6 +47,11 @@ pub struct HookArgs {
     pub cli: Option<String>,
     #[command(flatten)]
     pub spool: SpoolArgs,
+    /// For a `PermissionRequest`: wait up to this many seconds for a decision made in hooklog
+    /// (the board, `POST /permission-response`) and print it for the agent; none by then, print
+    /// nothing (the agent asks in its terminal). Other events are unaffected.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub approvals: Option<u64>,
     /// Marks a hook entry written by `hooklog hooks install`; changes nothing else.
     #[arg(long, hide = true)]
     pub managed: bool,
@@ -94,6 +104,7 @@ impl HookArgs {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(DEFAULT_TIMEOUT_MS),
             cli: None,
+            approvals: None,
             spool: SpoolArgs {
                 dir: env("HOOKLOG_SPOOL").map(PathBuf::from),
                 spool_max_events: limits.max_events,
@@ -111,15 +122,14 @@ impl HookArgs {
         let timeout = Duration::from_millis(self.timeout_ms);
         let deadline = started + timeout;
         std::panic::set_hook(Box::new(|_| {}));
-        std::thread::spawn(move || {
-            std::thread::sleep(timeout + WATCHDOG_GRACE);
-            std::process::exit(0);
-        });
-        let _ = std::panic::catch_unwind(move || self.forward(deadline));
+        // The watchdog's time: the run's timeout, until a permission request to wait on moves
+        // it (`Watchdog::extend`).
+        let watchdog = Watchdog::start(deadline + WATCHDOG_GRACE);
+        let _ = std::panic::catch_unwind(move || self.forward(deadline, &watchdog));
         std::process::exit(0)
     }
 
-    fn forward(self, deadline: Instant) {
+    fn forward(self, deadline: Instant, watchdog: &Watchdog) {
         let mut payload = Vec::new();
         let read = std::io::stdin()
             .take(MAX_PAYLOAD_BYTES + 1)
@@ -169,6 +179,15 @@ impl HookArgs {
         }) else {
             return;
         };
+        // A permission request to wait on: its id is the event's, known before delivery.
+        let waits = match (self.approvals, &event) {
+            (Some(seconds), Some(e)) if approval::asks(&e.body) => {
+                let until = Instant::now() + Duration::from_secs(seconds);
+                watchdog.extend(until + approval::EXPIRE_BUDGET + WATCHDOG_GRACE);
+                Some((e.header.id.clone(), until))
+            }
+            _ => None,
+        };
         runtime.block_on(async {
             let unspooled = event.filter(|_| !spooled);
             let Some(spool) = &spool else {
@@ -196,5 +215,45 @@ impl HookArgs {
                 let _ = spool.enforce_limits();
             }
         });
+        let Some((id, until)) = waits else { return };
+        let output = runtime.block_on(approval::wait(&sender, &id, until, async || {
+            // hooklog does not know the request yet: deliver the spool again (this run holds
+            // no lock now, so it takes it, as any run would).
+            let spool = spool.as_ref()?;
+            let step = Instant::now() + Duration::from_millis(self.timeout_ms);
+            let _lock = spool.lock(step)?;
+            forward::drain(spool, &sender, step.min(until), MAX_PER_RUN).await;
+            None
+        }));
+        if let Some(output) = output {
+            println!("{output}");
+        }
+    }
+}
+
+/// Exits the process at its time, whatever the run is doing (a stdin that never closes, a
+/// stuck disk). The time can be moved later, once: for a permission request to wait on.
+struct Watchdog {
+    exit_at: std::sync::Arc<std::sync::Mutex<Instant>>,
+}
+
+impl Watchdog {
+    fn start(exit_at: Instant) -> Watchdog {
+        let shared = std::sync::Arc::new(std::sync::Mutex::new(exit_at));
+        let watched = shared.clone();
+        std::thread::spawn(move || {
+            loop {
+                let at = *watched.lock().unwrap_or_else(|e| e.into_inner());
+                match at.checked_duration_since(Instant::now()) {
+                    Some(left) => std::thread::sleep(left.min(Duration::from_millis(50))),
+                    None => std::process::exit(0),
+                }
+            }
+        });
+        Watchdog { exit_at: shared }
+    }
+
+    fn extend(&self, exit_at: Instant) {
+        *self.exit_at.lock().unwrap_or_else(|e| e.into_inner()) = exit_at;
     }
 }

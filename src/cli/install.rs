@@ -49,6 +49,12 @@ pub struct InstallArgs {
     /// (`codex --version`): only a Codex before 0.124.0 gets `[features] codex_hooks = true`.
     #[arg(long, value_name = "X.Y.Z", value_parser = parse_codex_version)]
     pub codex_version: Option<version::Version>,
+    /// Answer permission requests from hooklog (the board, `POST /permission-response`): the
+    /// `PermissionRequest` hook waits up to this many seconds for a decision, then leaves the
+    /// agent to ask in its terminal [default when given without a value: 120].
+    #[arg(long, value_name = "SECONDS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "120", value_parser = clap::value_parser!(u64).range(1..=590))]
+    pub approvals: Option<u64>,
 }
 
 fn parse_codex_version(text: &str) -> Result<version::Version, String> {
@@ -88,7 +94,7 @@ impl HooksCommand {
                 };
                 for agent in args.which.cli.agents() {
                     let command = install::command(&exe, *agent, args.url.as_deref());
-                    apply(*agent, &args.which, Some(&command))?;
+                    apply(*agent, &args.which, Some(&command), args.approvals)?;
                     if *agent == Agent::Codex {
                         install_codex_flag(&args.which, args.codex_version)?;
                         if !args.which.dry_run {
@@ -99,7 +105,7 @@ impl HooksCommand {
             }
             HooksCommand::Uninstall(which) => {
                 for agent in which.cli.agents() {
-                    apply(*agent, &which, None)?;
+                    apply(*agent, &which, None, None)?;
                     if *agent == Agent::Codex {
                         apply_flag(&which, FlagChange::Undo)?;
                     }
@@ -166,10 +172,15 @@ open codex, run /hooks and trust hooklog's entries (`codex exec` in scripts or C
 const ASK_CODEX_FOR: Duration = Duration::from_secs(10);
 
 /// Installs (`command`) or uninstalls (`None`) one agent's hook entries.
-fn apply(agent: Agent, which: &Which, command: Option<&str>) -> anyhow::Result<()> {
+fn apply(
+    agent: Agent,
+    which: &Which,
+    command: Option<&str>,
+    approvals: Option<u64>,
+) -> anyhow::Result<()> {
     let settings = FileEdit {
         path: settings_path(agent, which.scope)?,
-        edit: &|text, name| Ok(install::edit(text, name, agent, command)?),
+        edit: &|text, name| Ok(install::edit_with(text, name, agent, command, approvals)?),
         is_empty: |text| {
             serde_json::from_str::<serde_json::Value>(text)
                 .is_ok_and(|v| v.as_object().is_some_and(|o| o.is_empty()))

@@ -1,5 +1,5 @@
 //! Coordination commands (seed 002): acquiring a watcher owner, claiming a chat, opening and
-//! moving catch-up gaps, acknowledging an alert. Each is decided by the writer inside its
+//! moving catch-up gaps, acknowledging an alert, deciding a permission request. Each is decided by the writer inside its
 //! transaction, against the projection tables as they are at that moment, so two racing
 //! requests are decided one after the other and can never both win. The outcome, granted or
 //! refused, is appended as events (source `coordination`), and the projections apply them like
@@ -8,6 +8,7 @@
 pub mod claims;
 pub mod gaps;
 pub mod owners;
+pub mod permissions;
 
 use crate::event::StoredEvent;
 use crate::projection::alerts::{self, Alert};
@@ -37,7 +38,28 @@ pub trait Log {
     fn now(&self) -> DateTime<Utc>;
     /// Appends an outcome event. Coordination events belong to no session (a claim names its
     /// session in the payload): they must not count as, or number within, an agent's session.
-    fn append(&mut self, event_type: &str, payload: Value) -> Result<StoredEvent, DecideError>;
+    fn append(&mut self, event_type: &str, payload: Value) -> Result<StoredEvent, DecideError> {
+        self.append_to(None, event_type, payload)
+    }
+
+    /// Appends an outcome event in an agent's session: a permission decision is part of the
+    /// story of the session that asked.
+    fn append_in(
+        &mut self,
+        session: &str,
+        event_type: &str,
+        payload: Value,
+    ) -> Result<StoredEvent, DecideError> {
+        self.append_to(Some(session), event_type, payload)
+    }
+
+    /// Appends an outcome event, in `session` or in none.
+    fn append_to(
+        &mut self,
+        session: Option<&str>,
+        event_type: &str,
+        payload: Value,
+    ) -> Result<StoredEvent, DecideError>;
 }
 
 /// Why a command could not be decided. The writer then undoes the command and answers an
@@ -94,6 +116,8 @@ pub enum Command {
     OpenGap(gaps::Open),
     MoveGap(gaps::Move),
     AcknowledgeAlert { alert_id: i64, by: Option<String> },
+    DecidePermission(permissions::Decide),
+    ExpirePermission { request_id: String },
 }
 
 /// What a command that was carried out answers: the row it leaves, as the routes show it.
@@ -115,6 +139,8 @@ pub enum Outcome {
     Claim(Claim),
     Gap(ShownGap),
     Alert(Alert),
+    /// A permission decision or expiry: `{ok, resolved, request}`.
+    Permission(permissions::Answer),
 }
 
 /// How a command ended. A refusal may still have appended events (a refused acquire or
@@ -150,6 +176,8 @@ pub fn execute(
         Command::OpenGap(c) => gaps::open(log, c),
         Command::MoveGap(c) => gaps::advance(log, c),
         Command::AcknowledgeAlert { alert_id, by } => acknowledge(log, *alert_id, by.as_deref()),
+        Command::DecidePermission(c) => permissions::decide(log, c),
+        Command::ExpirePermission { request_id } => permissions::expire(log, request_id),
     }
 }
 

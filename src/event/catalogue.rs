@@ -75,6 +75,8 @@ pub const COORDINATION_EVENTS: &[&str] = &[
     "gap_refused",
     "gap_resumed",
     "alert_acknowledged",
+    "permission_response",
+    "permission_expired",
 ];
 
 /// Seed 003's `FactoryEventType`, all 32 values.

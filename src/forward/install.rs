@@ -14,6 +14,10 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::path::Path;
 
+/// A waiting `PermissionRequest` entry's timeout is its wait plus this: the forwarder delivers,
+/// waits, and expires the request within it, so the agent never kills it first.
+pub const APPROVAL_MARGIN_SECONDS: u64 = 10;
+
 /// What marks a command hook as hooklog's own.
 pub const MARKER: &str = " hook --managed";
 
@@ -108,6 +112,19 @@ pub fn edit(
     agent: Agent,
     command: Option<&str>,
 ) -> Result<String, EditError> {
+    edit_with(original, name, agent, command, None)
+}
+
+/// [`edit`], with the `PermissionRequest` entry waiting up to `approvals` seconds for a
+/// decision made in hooklog (`hooklog hook --approvals`), its timeout set past that wait so the
+/// agent never kills it first.
+pub fn edit_with(
+    original: &str,
+    name: &str,
+    agent: Agent,
+    command: Option<&str>,
+    approvals: Option<u64>,
+) -> Result<String, EditError> {
     let shape = || EditError::Shape(name.to_string());
     let mut top: IndexMap<String, Node> = if original.trim().is_empty() {
         IndexMap::new()
@@ -147,7 +164,12 @@ pub fn edit(
             if *takes_matcher {
                 group.insert("matcher".to_string(), Node::Value(json!("*")));
             }
-            let entry = json!({"type": "command", "command": command, "timeout": 5});
+            let entry = match approvals {
+                Some(wait) if *event == "PermissionRequest" => json!({"type": "command",
+                    "command": format!("{command} --approvals {wait}"),
+                    "timeout": wait + APPROVAL_MARGIN_SECONDS}),
+                _ => json!({"type": "command", "command": command, "timeout": 5}),
+            };
             group.insert("hooks".to_string(), Node::List(vec![Node::Value(entry)]));
             hooks
                 .entry((*event).to_string())
@@ -300,6 +322,32 @@ mod tests {
         assert_eq!(again, installed, "installing twice changes nothing");
         let removed = edit(&installed, "settings.json", Agent::Claude, None).unwrap();
         assert_eq!(removed, USER);
+    }
+
+    #[test]
+    fn approvals_make_only_the_permission_request_entry_wait() {
+        let cmd = command(Path::new("/usr/local/bin/hooklog"), Agent::Claude, None);
+        let installed =
+            edit_with("", "settings.json", Agent::Claude, Some(&cmd), Some(120)).unwrap();
+        let v: Value = serde_json::from_str(&installed).unwrap();
+        let entry = &v["hooks"]["PermissionRequest"][0]["hooks"][0];
+        assert_eq!(entry["command"], format!("{cmd} --approvals 120"));
+        assert_eq!(entry["timeout"], 130);
+        assert_eq!(
+            v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            cmd.as_str()
+        );
+        assert_eq!(v["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 5);
+        // Still hooklog's own: installing again replaces it, uninstalling removes it.
+        let plain = edit(&installed, "settings.json", Agent::Claude, Some(&cmd)).unwrap();
+        let v: Value = serde_json::from_str(&plain).unwrap();
+        assert_eq!(v["hooks"]["PermissionRequest"].as_array().unwrap().len(), 1);
+        assert_eq!(
+            v["hooks"]["PermissionRequest"][0]["hooks"][0]["command"],
+            cmd.as_str()
+        );
+        let removed = edit(&installed, "settings.json", Agent::Claude, None).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&removed).unwrap(), json!({}));
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! in memory: a run that fails, times out or is killed leaves it for the next run, and a
 //! delivery whose answer was lost is sent again under the same id, which hooklog stores once.
 
+pub mod approval;
 pub mod codex_flag;
 pub mod install;
 pub mod spool;
@@ -58,6 +59,16 @@ impl Sender {
     pub fn new(target: Target) -> reqwest::Result<Sender> {
         let client = reqwest::Client::builder().no_proxy().build()?;
         Ok(Sender { client, target })
+    }
+
+    /// A request to hooklog at `path`, with the token if there is one.
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let url = format!("{}{path}", self.target.url.trim_end_matches('/'));
+        let request = self.client.request(method, url);
+        match &self.target.token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
     }
 
     /// POSTs one event, giving up at `deadline`.

@@ -56,6 +56,17 @@ pub fn token_matches(expected: Option<&Secret>, given: &str) -> bool {
     Auth::new(expected).accepts(Some(given))
 }
 
+/// Who a request was let in as: what a decision records as its decider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// No token is configured: anyone on the loopback port.
+    Anyone,
+    /// The bearer token (or `access_token`): a client of the API.
+    Token,
+    /// The web view's session cookie: someone logged in at the board.
+    Login,
+}
+
 /// The expected token and session cookie, kept as SHA-256 digests: comparing digests in
 /// constant time takes the same time whatever the given value's length or content.
 pub struct Auth {
@@ -104,7 +115,16 @@ impl Check for Auth {
             true => session_cookie(request.headers()),
             false => None,
         };
-        if open || self.accepts(given.as_deref()) || self.accepts_cookie(cookie.as_deref()) {
+        let caller = match (self.digest, given.as_deref(), cookie.as_deref()) {
+            (None, _, _) => Some(Caller::Anyone),
+            (Some(_), given, _) if self.accepts(given) => Some(Caller::Token),
+            (Some(_), _, cookie) if self.accepts_cookie(cookie) => Some(Caller::Login),
+            _ => None,
+        };
+        if let Some(caller) = caller {
+            request.extensions_mut().insert(caller);
+            Ok(())
+        } else if open {
             Ok(())
         } else {
             tracing::debug!(had_token = given.is_some(), "unauthorized");

@@ -3,10 +3,14 @@
 
 use super::AppState;
 use super::error::ApiError;
+use crate::coordination::{Command, Outcome, Verdict};
 use crate::http::openapi::schemas;
+use crate::http::permissions;
 use crate::ingest::normalized::{self, NormalizedError};
 use crate::ingest::{self, InvalidRequest, hook};
 use crate::projection::heroes;
+use crate::projection::permissions::{self as permission_requests, RequestState};
+use crate::projection::view::View;
 use crate::store::Appended;
 use axum::Json;
 use axum::body::Bytes;
@@ -16,6 +20,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::time::Duration;
 
 /// A producer's idempotency key: the same key is stored once, however often it is posted.
 pub const EVENT_ID_HEADER: &str = "x-hooklog-event-id";
@@ -66,6 +71,12 @@ pub struct EventQuery {
     /// How a stored event is answered; seed 000's `{accepted, heroId, missionId}` by default.
     #[serde(default)]
     reply: Reply,
+    /// For a `PermissionRequest` (Claude Code's HTTP hook): wait up to this many seconds (1 to
+    /// 600) for a decision, and answer with it as the hook's output JSON; with none by then, the
+    /// request expires and the answer is empty (no verdict: the agent asks in its terminal).
+    /// Other events are answered at once, as `reply` says.
+    #[param(minimum = 1, maximum = 600)]
+    wait: Option<u64>,
 }
 
 /// The answer to a stored `/event`.
@@ -90,6 +101,9 @@ pub struct Accepted {
     hero_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mission_id: Option<String>,
+    /// The permission request the event opened (a `PermissionRequest`): its id is the event's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_id: Option<String>,
     event_id: String,
     sequence: i64,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -132,7 +146,23 @@ pub async fn event(
             .map_or(alias, |h| h.hero.session_id);
         parsed.event.session_id = Some(session);
     }
+    let wait = match query.wait {
+        Some(seconds @ 1..=permissions::MAX_WAIT_SECONDS) => Some(Duration::from_secs(seconds)),
+        Some(_) => {
+            let message = format!(
+                "wait must be between 1 and {}",
+                permissions::MAX_WAIT_SECONDS
+            );
+            return Err(ApiError::invalid(message).into());
+        }
+        None => None,
+    };
+    let view = View::parse(&parsed.event.payload);
+    let asks = permission_requests::opens(&parsed.event.event_type, &view).is_some();
     let appended = append_one(&state, parsed.event).await?;
+    if let (true, Some(wait)) = (asks, wait) {
+        return Ok(decision(&state, &appended, wait).await?);
+    }
     if query.reply == Reply::Empty {
         // Empty, but typed: a client (or a checker) must not have to guess what no body is.
         let empty = [(header::CONTENT_TYPE, "text/plain; charset=utf-8")];
@@ -142,11 +172,42 @@ pub async fn event(
         accepted: true,
         hero_id: appended.effects.hero_id,
         mission_id: appended.effects.mission_id,
+        request_id: asks.then(|| appended.id.clone()),
         event_id: appended.id,
         sequence: appended.sequence,
         duplicate: appended.duplicate,
     })
     .into_response())
+}
+
+/// The answer to a `PermissionRequest` posted with `?wait=`: the decision as the hook's output
+/// JSON once one is made; none by the end of the wait, the request expires (unless a decision
+/// beats the expiry in the writer) and the answer is empty.
+async fn decision(
+    state: &AppState,
+    appended: &Appended,
+    wait: Duration,
+) -> Result<Response, ApiError> {
+    let id = &appended.id;
+    let mut request = permissions::settled_within(state, id, wait).await?;
+    if request
+        .as_ref()
+        .is_some_and(|r| r.state == RequestState::Pending)
+    {
+        let expire = Command::ExpirePermission {
+            request_id: id.clone(),
+        };
+        if let Verdict::Done(outcome) = state.store.writer.decide(expire).await?.verdict
+            && let Outcome::Permission(answer) = *outcome
+        {
+            request = answer.request;
+        }
+    }
+    let response = match request.and_then(|r| r.hook_output()) {
+        Some(output) => Json(output).into_response(),
+        None => ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], "").into_response(),
+    };
+    Ok(stored_headers(response, appended))
 }
 
 /// `response` with the stored event's id and sequence in its headers.

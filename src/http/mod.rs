@@ -26,6 +26,7 @@ pub mod openapi;
 pub mod origin;
 pub mod owners;
 pub mod pages;
+pub mod permissions;
 pub mod projections;
 pub mod pulse;
 pub mod rate;
@@ -207,6 +208,15 @@ pub fn routes() -> Vec<Route> {
         ),
         at(M::GET, "/alerts", alerts::list),
         at(M::POST, "/alerts/{id}/ack", alerts::acknowledge),
+        at(M::GET, "/permission-requests", permissions::list),
+        at(M::GET, "/permission-requests/{id}", permissions::one),
+        at(
+            M::POST,
+            "/permission-requests/{id}/expire",
+            permissions::expire,
+        ),
+        at(M::POST, "/permission-response", permissions::respond),
+        at(M::POST, "/plan/approve", permissions::approve_plan),
     ]
 }
 

@@ -52,11 +52,7 @@ const FAMILIES: &[Family] = &[
     family("notices", Unsupported, &["/notices", "/notice"]),
     family("scrolls", Unsupported, &["/scrolls"]),
     family("achievements", Unsupported, &["/achievements", "/quests"]),
-    family(
-        "permissions",
-        Unsupported,
-        &["/permission-response", "/plan"],
-    ),
+    family("plans", Unsupported, &["/plan"]),
     family("export", Unsupported, &["/export"]),
     family("task-queue", Unsupported, &["/task-queue", "/suggestions"]),
     family("agent-templates", Unsupported, &["/agent-templates"]),
@@ -161,7 +157,7 @@ mod tests {
         assert_eq!(family_of("/replay/other"), None);
         assert_eq!(family_of("/warroom"), Some("warroom-worker"));
         assert_eq!(family_of("/noticeboard"), None);
-        assert_eq!(family_of("/plan/approve"), Some("permissions"));
+        assert_eq!(family_of("/plan/generate"), Some("plans"));
         assert_eq!(family_of("/nowhere"), None);
         assert_eq!(family_of("/"), None);
     }

@@ -19,6 +19,7 @@ pub mod gaps;
 pub mod heroes;
 pub mod missions;
 pub mod owners;
+pub mod permissions;
 pub mod prices;
 pub mod recorder;
 pub mod search;
@@ -54,6 +55,7 @@ pub const TABLES: &[&str] = &[
     "accounts",
     "usage",
     "transcript_files",
+    "permission_requests",
 ];
 
 /// What applying an event did that its producer is told (`POST /event` answers with them).
@@ -208,7 +210,8 @@ pub fn apply_agents(
 }
 
 /// The projections an event changes in SQL at once, whatever holds the agent rows:
-/// coordination (owners, claims, gaps, acknowledgements), factory work and dispatches, the
+/// coordination (owners, claims, gaps, acknowledgements, permission decisions), permission
+/// requests, factory work and dispatches, the
 /// accounts other events name, and the `unknownEventType` alert. They read and write no agent table.
 pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> rusqlite::Result<()> {
     match parsed {
@@ -220,6 +223,8 @@ pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> ru
                 claims::apply(conn, event, view)?;
             } else if kind.starts_with("gap_") {
                 gaps::apply(conn, event, view)?;
+            } else if kind.starts_with("permission_") {
+                permissions::apply_outcome(conn, event, view)?;
             } else if kind == "alert_acknowledged"
                 && let Some(id) = view.int("alertId")
             {
@@ -232,7 +237,8 @@ pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> ru
             _ => usage::apply(conn, event, view)?,
         },
         Parsed::Other => accounts::apply(conn, event)?,
-        Parsed::Hook(_) | Parsed::Normalized(_) => {}
+        Parsed::Hook(view) => permissions::apply_hook(conn, event, view)?,
+        Parsed::Normalized(_) => {}
     }
     alerts::apply(conn, event)
 }

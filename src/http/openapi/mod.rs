@@ -10,8 +10,8 @@ pub mod schemas;
 
 use super::{
     alerts, auth, changes, claims, events, factory, gaps, health, heroes, hooks, live, login,
-    metrics, missions, owners, pages, projections, pulse, recordings, responses, search, sessions,
-    streams, usage,
+    metrics, missions, owners, pages, permissions, projections, pulse, recordings, responses,
+    search, sessions, streams, usage,
 };
 use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
@@ -88,6 +88,11 @@ use utoipa::{Modify, OpenApi};
         gaps::behind,
         alerts::list,
         alerts::acknowledge,
+        permissions::list,
+        permissions::one,
+        permissions::expire,
+        permissions::respond,
+        permissions::approve_plan,
     ),
     components(schemas(hooks::Reply)),
     modifiers(&BearerToken)

@@ -12,7 +12,7 @@
 
 mod action;
 mod outcome;
-mod preview;
+pub(crate) mod preview;
 mod prompt;
 mod subagent;
 mod task;

@@ -27,7 +27,7 @@ pub(super) fn tool_name(view: &View, event_type: &str) -> String {
 /// One line of at most 200 characters saying what a tool call does. Patch bodies and MCP
 /// arguments are never shown: an apply_patch shows the files it touches, an MCP call only an
 /// explicit preview.
-pub(super) fn preview(view: &View, tool: &str) -> Option<String> {
+pub(crate) fn preview(view: &View, tool: &str) -> Option<String> {
     let kind = tool_uses::kind_of(tool);
     if tool == "apply_patch" {
         let bodies = [

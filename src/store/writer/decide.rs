@@ -75,15 +75,16 @@ impl coordination::Log for DecisionLog<'_> {
         self.now
     }
 
-    fn append(
+    fn append_to(
         &mut self,
+        session: Option<&str>,
         event_type: &str,
         payload: serde_json::Value,
     ) -> Result<StoredEvent, DecideError> {
         let event = NewEvent {
             event_id: new_event_id(),
             generated_id: true,
-            session_id: None,
+            session_id: session.map(str::to_string),
             event_type: event_type.to_string(),
             source: coordination::SOURCE.to_string(),
             event_time: None,

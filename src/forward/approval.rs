@@ -1,0 +1,101 @@
+//! The forwarder's wait for a decision (issue 40, `hooklog hook --approvals SECONDS`): after
+//! delivering a `PermissionRequest`, it long-polls hooklog for the request (whose id is the
+//! event's) until someone allows or denies it, it is answered in the agent's terminal, or the
+//! time is up. A decision is printed as the hook's output (Claude Code and Codex read the same
+//! `hookSpecificOutput.decision`); anything else prints nothing, and the agent asks in its
+//! terminal as usual. hooklog going away mid-wait costs nothing but the time it is away: the
+//! request and any decision are in its log, and the forwarder asks again until its time is up.
+
+use super::{Sender, Sent};
+use crate::projection::permissions::{PermissionRequest, RequestState};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// One long poll waits at most this long (a proxy or a restart in between costs no more).
+const POLL: Duration = Duration::from_secs(25);
+/// After a failed call, the next one comes this much later (doubling up to a second).
+const RETRY: Duration = Duration::from_millis(100);
+/// The expiry at the end is given this long.
+pub const EXPIRE_BUDGET: Duration = Duration::from_secs(2);
+
+/// Whether a hook payload is a permission request the forwarder should wait on.
+pub fn asks(payload: &[u8]) -> bool {
+    let Ok(Value::Object(body)) = serde_json::from_slice::<Value>(payload) else {
+        return false;
+    };
+    ["hook_event_name", "hookEventName", "eventName"]
+        .iter()
+        .any(|field| body.get(*field).and_then(Value::as_str) == Some("PermissionRequest"))
+}
+
+/// Waits for request `id` until `deadline`, then lets it expire; returns the output to print.
+/// `deliver` is called whenever hooklog does not know the request yet (the event is still in the
+/// spool): it should try to deliver the spool again.
+pub async fn wait(
+    sender: &Sender,
+    id: &str,
+    deadline: Instant,
+    mut deliver: impl AsyncFnMut() -> Option<Sent>,
+) -> Option<Value> {
+    let mut pause = RETRY;
+    let path = format!("/permission-requests/{id}");
+    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+        // hooklog waits in whole seconds; the call itself ends at the deadline.
+        let seconds = left.min(POLL).as_secs_f64().ceil() as u64;
+        let poll = sender
+            .request(Method::GET, &path)
+            .query(&[("wait", seconds)])
+            .timeout(left.min(POLL + Duration::from_secs(2)))
+            .send()
+            .await;
+        match poll {
+            Ok(response) if response.status().is_success() => {
+                pause = RETRY;
+                let Ok(request) = response.json::<PermissionRequest>().await else {
+                    continue;
+                };
+                if request.state != RequestState::Pending {
+                    return request.hook_output();
+                }
+                continue;
+            }
+            Ok(response) if response.status() == StatusCode::NOT_FOUND => {
+                let _ = deliver().await;
+            }
+            _ => {}
+        }
+        tokio::time::sleep(pause.min(left)).await;
+        pause = (pause * 2).min(Duration::from_secs(1));
+    }
+    expire(sender, id).await
+}
+
+/// Expires the request; a decision that came first is returned instead.
+async fn expire(sender: &Sender, id: &str) -> Option<Value> {
+    let response = sender
+        .request(Method::POST, &format!("/permission-requests/{id}/expire"))
+        .timeout(EXPIRE_BUDGET)
+        .send()
+        .await
+        .ok()?;
+    let answer: Value = response.json().await.ok()?;
+    let request: PermissionRequest = serde_json::from_value(answer.get("request")?.clone()).ok()?;
+    request.hook_output()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::asks;
+
+    #[test]
+    fn only_a_permission_request_is_waited_on() {
+        assert!(asks(
+            br#"{"hook_event_name":"PermissionRequest","tool_name":"Bash"}"#
+        ));
+        assert!(asks(br#"{"hookEventName":"PermissionRequest"}"#));
+        assert!(!asks(br#"{"hook_event_name":"PreToolUse"}"#));
+        assert!(!asks(b"not json"));
+        assert!(!asks(br#"["PermissionRequest"]"#));
+    }
+}

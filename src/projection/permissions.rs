@@ -1,0 +1,293 @@
+//! The `permission_requests` projection (issue 40): what an agent asked to be allowed to do,
+//! and how it was answered. A `PermissionRequest` hook event (Claude Code, Codex; or seed
+//! 000's `permission_request` type) opens a request, keyed by its event: the request id is the
+//! event's id. It is settled by the first of:
+//! - a decision (`permission_response`, decided in the writer: `coordination::permissions`),
+//!   which leaves it `allowed` or `denied`;
+//! - its expiry (`permission_expired`: the waiting hook's time ran out), `expired`;
+//! - the session's own later hook events, which leave it `answered_elsewhere` (the user
+//!   answered in the agent's terminal, or the agent moved on): the same call's `PreToolUse`,
+//!   `PostToolUse`, `PostToolUseFailure` or `PermissionDenied` (same tool, same input), or any
+//!   `UserPromptSubmit`, `Stop`, `StopFailure` or `SessionEnd`.
+//!
+//! Only a `pending` request changes: a decision for a settled one is refused by the writer,
+//! and a closing event for it does nothing.
+
+use super::view::View;
+use crate::event::StoredEvent;
+use crate::ingest::bounds::clip;
+use crate::states::states;
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::{Deserialize, Serialize};
+
+states! {
+    /// A request's `state`.
+    pub enum RequestState {
+        Pending = "pending",
+        Allowed = "allowed",
+        Denied = "denied",
+        Expired = "expired",
+        AnsweredElsewhere = "answered_elsewhere",
+    }
+}
+
+states! {
+    /// What a request asks: to run a tool, or (Claude Code's `ExitPlanMode`) to approve a plan
+    /// (seed 000's `POST /plan/approve`).
+    pub enum RequestKind {
+        Permission = "permission",
+        Plan = "plan",
+    }
+}
+
+/// The tool whose request is a plan's approval.
+pub const PLAN_TOOL: &str = "ExitPlanMode";
+/// A request's preview of its input is at most this long.
+pub const PREVIEW_CHARS: usize = 500;
+/// A decision's message is at most this long.
+pub const MESSAGE_CHARS: usize = 2000;
+
+/// The decision event, seed 000's name.
+pub const RESPONSE: &str = "permission_response";
+/// The expiry event.
+pub const EXPIRED: &str = "permission_expired";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PermissionRequest {
+    /// The id of the event that opened it.
+    pub request_id: String,
+    /// The sequence of the event that opened it.
+    pub sequence: i64,
+    pub session_id: String,
+    pub hero_id: String,
+    #[schema(value_type = String)]
+    pub kind: RequestKind,
+    pub tool: String,
+    /// One line saying what the tool would do (at most 500 characters).
+    pub preview: Option<String>,
+    pub opened_at: String,
+    #[schema(value_type = String)]
+    pub state: RequestState,
+    pub closed_at: Option<String>,
+    /// The sequence of the event that settled it.
+    pub closed_by: Option<i64>,
+    /// Who decided: `web` (the board), `api` (a token), `websocket`.
+    pub decided_by: Option<String>,
+    /// A deny's message, as the agent is given it.
+    pub message: Option<String>,
+}
+
+impl PermissionRequest {
+    /// The decision the agent is given, in the shape Claude Code and Codex read from a
+    /// `PermissionRequest` hook's output; `None` when there is none to give (pending, expired,
+    /// answered elsewhere).
+    pub fn hook_output(&self) -> Option<serde_json::Value> {
+        let decision = match self.state {
+            RequestState::Allowed => serde_json::json!({"behavior": "allow"}),
+            RequestState::Denied => match &self.message {
+                Some(message) => serde_json::json!({"behavior": "deny", "message": message}),
+                None => serde_json::json!({"behavior": "deny"}),
+            },
+            _ => return None,
+        };
+        Some(serde_json::json!({
+            "hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": decision}
+        }))
+    }
+}
+
+/// Whether a hook event opens a request, and of which kind.
+pub fn opens(event_type: &str, view: &View) -> Option<RequestKind> {
+    let asks = event_type == "PermissionRequest" || view.hook_type() == Some("permission_request");
+    asks.then(|| match view.tool() {
+        Some(PLAN_TOOL) => RequestKind::Plan,
+        _ => RequestKind::Permission,
+    })
+}
+
+/// How a hook event closes its session's pending requests.
+enum Closes {
+    /// Every one (the turn or the session ended, a new prompt came).
+    All,
+    /// The one for the same call: same tool, same input.
+    Call,
+    Nothing,
+}
+
+fn closes(event_type: &str) -> Closes {
+    match event_type {
+        "UserPromptSubmit" | "Stop" | "StopFailure" | "SessionEnd" => Closes::All,
+        "PreToolUse" | "PostToolUse" | "PostToolUseFailure" | "PermissionDenied" => Closes::Call,
+        _ => Closes::Nothing,
+    }
+}
+
+/// The tool input's JSON text, to tell one call from another of the same tool.
+fn input_key(view: &View) -> Option<String> {
+    view.get("toolInput").map(|input| input.to_string())
+}
+
+/// Applies a hook event: opens a request, or closes the session's pending ones it answers.
+pub fn apply_hook(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::Result<()> {
+    let Some(session) = event.session_id.as_deref() else {
+        return Ok(());
+    };
+    if let Some(kind) = opens(&event.event_type, view) {
+        let tool = view.tool().unwrap_or("unknown");
+        let preview = super::agent::preview::preview(view, tool)
+            .or_else(|| input_key(view))
+            .map(|p| clip(&p, PREVIEW_CHARS));
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO permission_requests (sequence, request_id, session_id, kind,
+                 tool, input_key, preview, opened_at, state)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(params![
+            event.sequence,
+            event.event_id,
+            session,
+            kind,
+            tool,
+            input_key(view),
+            preview,
+            event.event_time,
+            RequestState::Pending,
+        ])?;
+        return Ok(());
+    }
+    let settle = |conn: &Connection, sequence: i64| -> rusqlite::Result<()> {
+        conn.prepare_cached(
+            "UPDATE permission_requests SET state = ?2, closed_at = ?3, closed_by = ?4
+             WHERE sequence = ?1",
+        )?
+        .execute(params![
+            sequence,
+            RequestState::AnsweredElsewhere,
+            event.event_time,
+            event.sequence
+        ])?;
+        Ok(())
+    };
+    let call = match closes(&event.event_type) {
+        Closes::Nothing => return Ok(()),
+        Closes::All => None,
+        Closes::Call => Some((view.tool().unwrap_or("unknown"), input_key(view))),
+    };
+    for (sequence, tool, key) in pending_in(conn, session)? {
+        let answered = match &call {
+            None => true,
+            // An event without the input (an older or thinner client) matches by tool alone.
+            Some((t, k)) => *t == tool && (k.is_none() || key.is_none() || *k == key),
+        };
+        if answered {
+            settle(conn, sequence)?;
+        }
+    }
+    Ok(())
+}
+
+/// The session's pending requests: sequence, tool, input key.
+fn pending_in(
+    conn: &Connection,
+    session: &str,
+) -> rusqlite::Result<Vec<(i64, String, Option<String>)>> {
+    conn.prepare_cached(
+        "SELECT sequence, tool, input_key FROM permission_requests
+         WHERE session_id = ?1 AND state = 'pending'",
+    )?
+    .query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+    .collect()
+}
+
+/// Applies a decision or an expiry (the writer appends them only for a pending request).
+pub fn apply_outcome(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::Result<()> {
+    let Some(request) = view.text("requestId") else {
+        return Ok(());
+    };
+    let (state, by, message) = match event.event_type.as_str() {
+        RESPONSE => match view.bool("approved") {
+            Some(true) => (RequestState::Allowed, view.text("by"), None),
+            _ => (RequestState::Denied, view.text("by"), view.text("message")),
+        },
+        EXPIRED => (RequestState::Expired, None, None),
+        _ => return Ok(()),
+    };
+    conn.prepare_cached(
+        "UPDATE permission_requests SET state = ?2, closed_at = ?3, closed_by = ?4,
+             decided_by = ?5, message = ?6
+         WHERE request_id = ?1 AND state = 'pending'",
+    )?
+    .execute(params![
+        request,
+        state,
+        event.event_time,
+        event.sequence,
+        by,
+        message
+    ])?;
+    Ok(())
+}
+
+const COLUMNS: &str = "sequence, request_id, session_id, kind, tool, preview, opened_at, state,
+     closed_at, closed_by, decided_by, message";
+
+fn row(r: &Row<'_>) -> rusqlite::Result<PermissionRequest> {
+    let session_id: String = r.get(2)?;
+    Ok(PermissionRequest {
+        sequence: r.get(0)?,
+        request_id: r.get(1)?,
+        hero_id: super::heroes::hero_id(&session_id),
+        session_id,
+        kind: r.get(3)?,
+        tool: r.get(4)?,
+        preview: r.get(5)?,
+        opened_at: r.get(6)?,
+        state: r.get(7)?,
+        closed_at: r.get(8)?,
+        closed_by: r.get(9)?,
+        decided_by: r.get(10)?,
+        message: r.get(11)?,
+    })
+}
+
+pub fn get(conn: &Connection, request_id: &str) -> rusqlite::Result<Option<PermissionRequest>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM permission_requests WHERE request_id = ?1"
+    ))?
+    .query_row([request_id], row)
+    .optional()
+}
+
+/// Which requests a list shows.
+#[derive(Debug, Clone, Default)]
+pub struct Select {
+    pub state: Option<RequestState>,
+    pub session: Option<String>,
+    /// Only those opened before this sequence (the next page of a list).
+    pub before: Option<i64>,
+}
+
+/// Requests, newest first, at most `limit`.
+pub fn list(
+    conn: &Connection,
+    select: &Select,
+    limit: u32,
+) -> rusqlite::Result<Vec<PermissionRequest>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM permission_requests
+         WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR session_id = ?2)
+           AND sequence < ?3
+         ORDER BY sequence DESC LIMIT ?4"
+    ))?
+    .query_map(
+        params![
+            select.state,
+            select.session,
+            select.before.unwrap_or(i64::MAX),
+            limit
+        ],
+        row,
+    )?
+    .collect()
+}
