@@ -11,10 +11,11 @@
 //! (the state enums: `states!`), [`migrations`] (the tables), [`web`] (the embedded web view's files), [`response`] (seed 003's response
 //! events), [`ingest`] (wire contracts, pure), [`projection`] (derived tables),
 //! [`coordination`] (seed 002's verbs), [`config`], [`store`] (SQLite: open, migrate, the
-//! writer, reads, rebuild), [`stream`] (the hub and the event streams), [`follow`] (transcripts),
-//! [`jetstream`] (many machines) and [`notify`] (notices of waiting agents), [`http`] (routes), [`forward`] (the hook forwarder),
-//! [`bench`] (the load generators of `hooklog bench`, beside the service), [`cli`]
-//! (subcommands). [`App`] ties them together for `main` and tests.
+//! writer, reads, rebuild), [`stream`] (the hub and the event streams), [`follow`]
+//! (transcripts), [`jetstream`] (many machines) and [`notify`] (notices of waiting agents),
+//! [`http`] (routes), [`forward`] (the hook forwarder), [`bench`] (the load generators of
+//! `hooklog bench`, beside the service), [`cli`] (subcommands). [`App`] ties them together
+//! for `main` and tests.
 
 pub mod bench;
 pub mod cli;
@@ -134,9 +135,8 @@ impl App {
         }
         // What they were doing is safe to drop: an event published but not recorded is
         // published again (a duplicate), a message appended but not acknowledged is delivered
-        // again (a duplicate too).
-        // A notice being delivered is sent again after a restart unless its `notice_sent` was
-        // recorded.
+        // again (a duplicate too), a notice whose `notice_sent` is not recorded is sent again
+        // after the next start.
         for task in replicating.into_iter().chain(following).chain(notifying) {
             task.abort();
         }
