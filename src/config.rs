@@ -90,6 +90,102 @@ pub struct Config {
     /// Whether the transcripts hooks name are followed (`follow`), and what of their
     /// records is kept; `None`: not followed (`serve --no-transcripts`).
     pub follow_transcripts: Option<crate::ingest::transcript::Keep>,
+    /// Where a notice goes when an agent starts waiting (`serve --notify`, docs/notify.md);
+    /// no target: none is sent.
+    pub notify: Notify,
+}
+
+/// Notices of waiting agents (`serve --notify`, `--public-url`; docs/notify.md).
+#[derive(Debug, Clone)]
+pub struct Notify {
+    pub targets: Vec<NotifyTarget>,
+    /// The base of the session links notices carry (`--public-url`); `None`:
+    /// `http://<bound address>`.
+    pub public_url: Option<String>,
+    /// The wait after a first failed attempt, doubled after each next one up to `backoff_max`.
+    pub backoff: Duration,
+    pub backoff_max: Duration,
+    /// Attempts per notice before it is given up.
+    pub attempts: u32,
+    /// How long one attempt may take, connecting included.
+    pub timeout: Duration,
+}
+
+impl Default for Notify {
+    fn default() -> Notify {
+        Notify {
+            targets: Vec::new(),
+            public_url: None,
+            backoff: Duration::from_secs(1),
+            backoff_max: Duration::from_secs(60),
+            attempts: 8,
+            timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// One `--notify` target: the body it takes, and its URL, a secret (a Slack webhook's or an
+/// ntfy topic's URL is all it takes to post there), never logged nor stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotifyTarget {
+    pub kind: NotifyKind,
+    pub url: Secret,
+}
+
+/// The body a notice target takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotifyKind {
+    /// hooklog's own JSON (`--notify URL`).
+    Json,
+    /// ntfy's: the text as the body, `Title`/`Tags`/`Click` headers (`--notify ntfy:URL`).
+    Ntfy,
+    /// A Slack incoming webhook's `{"text": ...}` (`--notify slack:URL`).
+    Slack,
+}
+
+impl NotifyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifyKind::Json => "json",
+            NotifyKind::Ntfy => "ntfy",
+            NotifyKind::Slack => "slack",
+        }
+    }
+}
+
+impl NotifyTarget {
+    /// `URL`, `ntfy:URL` or `slack:URL`, with an `http` URL: hooklog's HTTP client is built
+    /// without TLS, so an `https` target is refused at start rather than failing every
+    /// attempt. The error never repeats the value: it may hold a secret.
+    pub fn parse(given: &str) -> Result<NotifyTarget, String> {
+        let (kind, url) = [("ntfy:", NotifyKind::Ntfy), ("slack:", NotifyKind::Slack)]
+            .into_iter()
+            .find_map(|(prefix, kind)| given.strip_prefix(prefix).map(|url| (kind, url)))
+            .unwrap_or((NotifyKind::Json, given));
+        let kind_name = kind.as_str();
+        match reqwest::Url::parse(url.trim()) {
+            Ok(parsed) if parsed.scheme() == "http" && parsed.has_host() => Ok(NotifyTarget {
+                kind,
+                url: Secret(parsed.to_string()),
+            }),
+            Ok(parsed) if parsed.scheme() == "https" => Err(format!(
+                "a --notify {kind_name} target is an https URL, and this hooklog is built without \
+                 TLS: give an http URL (a self-hosted ntfy, a relay on this machine)"
+            )),
+            _ => Err(format!(
+                "a --notify {kind_name} target is not an http URL (the value is not shown: it \
+                 may hold a secret)"
+            )),
+        }
+    }
+
+    /// The target's host, the only part of its URL a log line or an event may name.
+    pub fn host(&self) -> String {
+        reqwest::Url::parse(&self.url.0)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default()
+    }
 }
 
 /// Which old events the writer prunes (`store::retention`); none by default.
@@ -240,6 +336,7 @@ impl Config {
             search_index: true,
             prices: Default::default(),
             follow_transcripts: Some(Default::default()),
+            notify: Notify::default(),
         }
     }
 }

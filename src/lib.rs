@@ -11,10 +11,11 @@
 //! (the state enums: `states!`), [`migrations`] (the tables), [`web`] (the embedded web view's files), [`response`] (seed 003's response
 //! events), [`ingest`] (wire contracts, pure), [`projection`] (derived tables),
 //! [`coordination`] (seed 002's verbs), [`config`], [`store`] (SQLite: open, migrate, the
-//! writer, reads, rebuild), [`stream`] (the hub and the event streams), [`follow`] (transcripts)
-//! and [`jetstream`] (many machines), [`http`] (routes), [`forward`] (the hook forwarder),
-//! [`bench`] (the load generators of `hooklog bench`, beside the service), [`cli`]
-//! (subcommands). [`App`] ties them together for `main` and tests.
+//! writer, reads, rebuild), [`stream`] (the hub and the event streams), [`follow`]
+//! (transcripts), [`jetstream`] (many machines) and [`notify`] (notices of waiting agents),
+//! [`http`] (routes), [`forward`] (the hook forwarder), [`bench`] (the load generators of
+//! `hooklog bench`, beside the service), [`cli`] (subcommands). [`App`] ties them together
+//! for `main` and tests.
 
 pub mod bench;
 pub mod cli;
@@ -27,6 +28,7 @@ pub mod http;
 pub mod ingest;
 pub mod jetstream;
 pub mod migrations;
+pub mod notify;
 pub mod projection;
 pub mod response;
 pub mod states;
@@ -102,6 +104,12 @@ impl App {
             .config
             .follow_transcripts
             .map(|keep| follow::start(&store, hub, keep));
+        let config = &self.state.config;
+        let public_url = match &config.notify.public_url {
+            Some(url) => url.clone(),
+            None => format!("http://{}", listener.local_addr()?),
+        };
+        let notifying = notify::start(&store, hub, &config.notify, &config.clock, &public_url);
         let drain_timeout = self.state.config.drain_timeout;
         let limits = http::server::Limits::from(&self.state.config.connections);
         let counters = self.state.connections.clone();
@@ -127,8 +135,9 @@ impl App {
         }
         // What they were doing is safe to drop: an event published but not recorded is
         // published again (a duplicate), a message appended but not acknowledged is delivered
-        // again (a duplicate too).
-        for task in replicating.into_iter().chain(following) {
+        // again (a duplicate too), a notice whose `notice_sent` is not recorded is sent again
+        // after the next start.
+        for task in replicating.into_iter().chain(following).chain(notifying) {
             task.abort();
         }
         store.close().await;

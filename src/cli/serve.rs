@@ -20,6 +20,9 @@ pub struct ServeArgs {
     /// Many machines: `--origin`, `--publish`, `--subscribe` (docs/scale-out.md).
     #[command(flatten)]
     pub replication: super::replication::ReplicationArgs,
+    /// Notices of waiting agents: `--notify`, `--public-url` (docs/notify.md).
+    #[command(flatten)]
+    pub notices: super::notify::NotifyArgs,
     /// Address to listen on. Port 0 picks a free port (printed on start).
     #[arg(long, env = "HOOKLOG_BIND", default_value = "127.0.0.1:2468")]
     pub bind: SocketAddr,
@@ -162,6 +165,7 @@ impl ServeArgs {
             search_index: !self.no_search_index,
             prices: std::sync::Arc::new(crate::projection::prices::load(self.prices.as_deref())?),
             follow_transcripts: (!self.no_transcripts).then_some(self.transcripts),
+            notify: self.notices.notify()?,
             ..Config::for_path(&self.db)
         };
         let workers = self.workers.unwrap_or_else(default_http_workers);

@@ -59,7 +59,8 @@ pub const COMPATIBILITY_TYPES: &[&str] = &[
 /// Seed 001's normalized events.
 pub const NORMALIZED_EVENTS: &[&str] = &["registered", "stuck", "unstuck", "ended"];
 
-/// Coordination outcomes (seed 002): owners, claims, gaps, alert acknowledgements.
+/// Coordination outcomes (seed 002): owners, claims, gaps, alert acknowledgements; and the
+/// notices of waiting agents (`notify`), each recorded in the session that waits.
 pub const COORDINATION_EVENTS: &[&str] = &[
     "owner_acquired",
     "owner_refused",
@@ -70,6 +71,8 @@ pub const COORDINATION_EVENTS: &[&str] = &[
     "claim_renewed",
     "claim_refused",
     "claim_released",
+    "notice_sent",
+    "notice_failed",
     "gap_opened",
     "gap_closed",
     "gap_refused",
@@ -174,6 +177,7 @@ mod tests {
             "hero_active",
             "stuck",
             "claim_granted",
+            "notice_sent",
             "ARTIFACT_CREATED",
         ] {
             assert!(is_known(t), "{t}");

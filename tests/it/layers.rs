@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["store"],
     &["stream"],
-    &["follow", "jetstream"],
+    &["follow", "jetstream", "notify"],
     &["http"],
     // The crate root's `App` (src/lib.rs) ties the service together: the CLI serves through it.
     &["App"],

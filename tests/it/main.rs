@@ -27,6 +27,7 @@ mod lifecycle;
 mod live;
 mod logs;
 mod metrics;
+mod notify;
 mod openapi;
 mod overload;
 mod reads;

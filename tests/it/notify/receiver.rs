@@ -1,0 +1,130 @@
+//! A notice receiver for the tests: a small HTTP server on 127.0.0.1:0 that records every
+//! request and answers `500` to the first `failures` of them, then `200`, or holds every
+//! request unanswered (`hang`).
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use std::sync::{Arc, Mutex};
+
+/// A request the receiver got, and what it answered (`None`: held, never answered).
+#[derive(Debug, Clone)]
+pub struct Got {
+    pub path: String,
+    pub headers: HeaderMap,
+    pub body: String,
+    pub answered: Option<u16>,
+}
+
+impl Got {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).expect("a JSON body")
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+#[derive(Default)]
+struct Script {
+    failures: usize,
+    hang: bool,
+    got: Vec<Got>,
+}
+
+pub struct Receiver {
+    pub url: String,
+    script: Arc<Mutex<Script>>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl Receiver {
+    /// Answers `500` to the first `failures` requests, then `200`.
+    pub async fn failing(failures: usize) -> Receiver {
+        Receiver::start(Script {
+            failures,
+            ..Script::default()
+        })
+        .await
+    }
+
+    /// Takes every request and never answers it.
+    pub async fn hanging() -> Receiver {
+        Receiver::start(Script {
+            hang: true,
+            ..Script::default()
+        })
+        .await
+    }
+
+    async fn start(script: Script) -> Receiver {
+        let script = Arc::new(Mutex::new(script));
+        let app = axum::Router::new()
+            .fallback(take)
+            .with_state(script.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Receiver {
+            url,
+            script,
+            server,
+        }
+    }
+
+    /// Answers `500` to the next `failures` requests (then `200` again).
+    pub fn fail_next(&self, failures: usize) {
+        self.script.lock().unwrap().failures = failures;
+    }
+
+    pub fn got(&self) -> Vec<Got> {
+        self.script.lock().unwrap().got.clone()
+    }
+
+    /// The requests answered with a 2xx.
+    pub fn delivered(&self) -> Vec<Got> {
+        self.got()
+            .into_iter()
+            .filter(|g| g.answered.is_some_and(|s| (200..300).contains(&s)))
+            .collect()
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+async fn take(
+    State(script): State<Arc<Mutex<Script>>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    let (status, hang) = {
+        let mut script = script.lock().unwrap();
+        let status = match script.failures {
+            0 => StatusCode::OK,
+            _ => {
+                script.failures -= 1;
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
+        };
+        let hang = script.hang;
+        script.got.push(Got {
+            path: uri.path().to_string(),
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+            answered: (!hang).then_some(status.as_u16()),
+        });
+        (status, hang)
+    };
+    if hang {
+        std::future::pending::<()>().await;
+    }
+    status
+}
