@@ -132,3 +132,111 @@ async fn a_permission_request_hook_without_a_decision_leaves_the_dialog_to_the_k
     assert!(rig.project.join("x.txt").exists(), "the tool ran");
     assert!(tui.exit().await.success());
 }
+
+/// `hooklog hooks install --approvals=30`: the `PermissionRequest` entry waits in hooklog for a
+/// decision. Claude Code asks, the request shows as pending, a decision is posted to
+/// `POST /permission-response`, and it answers the call; returns the request and the session.
+async fn decide_in_hooklog(decision: Value) -> (Rig, Value, String) {
+    let bin = cli("claude").expect("checked by the caller");
+    let rig = Rig::start().await;
+    rig.hooklog(&["hooks", "install", "--cli", "claude", "--approvals=30"]);
+    let mut tui = Tui::claude(&rig, &bin, &[]).await;
+    let turn = tui.submit(PROMPT).await;
+    let pending = rig
+        .wait_until(
+            "/permission-requests?state=pending",
+            "the pending request",
+            |answer| {
+                answer["permissionRequests"]
+                    .as_array()
+                    .is_some_and(|r| r.len() == 1)
+            },
+        )
+        .await;
+    let request = pending["permissionRequests"][0].clone();
+    assert_eq!(request["tool"], "Bash", "{request:#}");
+    let id = request["requestId"].as_str().unwrap().to_string();
+    let mut body = decision;
+    body["requestId"] = json!(id);
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{}/permission-response", rig.url))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["resolved"], true, "{answer:#}");
+    // No key is pressed: hooklog's answer is the only one.
+    tui.wait_turn_end(turn).await;
+    assert!(tui.exit().await.success());
+    let session = request["sessionId"].as_str().unwrap().to_string();
+    let settled = rig.get(&format!("/permission-requests/{id}")).await;
+    let responses: i64 = rig
+        .db()
+        .query_row(
+            "SELECT count(*) FROM events WHERE type = 'permission_response'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(responses, 1, "one decision in the log");
+    (rig, settled, session)
+}
+
+/// The Bash call among a session's tool uses (the request has a `permission` row of its own).
+fn call(uses: &Value) -> &Value {
+    let rows = uses["toolUses"].as_array().unwrap();
+    let mut calls = rows.iter().filter(|r| r["kind"] == "bash");
+    let call = calls.next().unwrap_or(&Value::Null);
+    assert!(calls.next().is_none(), "one call: {uses:#}");
+    call
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decision_posted_to_hooklog_allows_claude_codes_call() {
+    if cli("claude").is_none() {
+        return;
+    }
+    let (rig, request, session) = decide_in_hooklog(json!({"approved": true})).await;
+    assert_eq!(request["state"], "allowed", "{request:#}");
+    let written = std::fs::read_to_string(rig.project.join("x.txt"));
+    assert_eq!(written.ok().as_deref(), Some("hi\n"), "the tool ran");
+    rig.wait_until(
+        &format!("/tool-uses?sessionId={session}"),
+        "the call completed",
+        |t| call(t)["status"] == "completed",
+    )
+    .await;
+    rig.assert_no_alert().await;
+    rig.assert_rebuilds();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_denial_posted_to_hooklog_reaches_claude_codes_model_with_its_message() {
+    if cli("claude").is_none() {
+        return;
+    }
+    let message = "not on a Friday";
+    let (rig, request, session) =
+        decide_in_hooklog(json!({"approved": false, "message": message})).await;
+    assert_eq!(request["state"], "denied", "{request:#}");
+    assert_eq!(request["message"], message, "{request:#}");
+    assert!(!rig.project.join("x.txt").exists(), "the tool did not run");
+    let results = rig.model.tool_results();
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert_eq!(results[0]["is_error"], true, "{results:#?}");
+    assert_eq!(results[0]["content"], message, "{results:#?}");
+    // No hook reports the refused call; Claude Code's transcript does.
+    let uses = rig
+        .wait_until(
+            &format!("/tool-uses?sessionId={session}"),
+            "the call denied",
+            |t| call(t)["status"] == "denied",
+        )
+        .await;
+    assert_eq!(call(&uses)["error"], message, "{uses:#}");
+    rig.assert_no_alert().await;
+    rig.assert_rebuilds();
+}
