@@ -3,6 +3,8 @@
 //! hooklog's hooks installed each documented way, talking to the real `hooklog serve` binary.
 //! What is asserted is what a user sees: every hook succeeds, the events, missions, tool uses
 //! with their results, usage after each turn, the session's end, the hero's model, no alert.
+//! Claude Code's interactive TUI, where `PermissionRequest` hooks run, is driven in a
+//! pseudo-terminal ([`pty`]).
 //!
 //! The CLIs are looked for in `$HOOKLOG_AGENTS_BIN`, else `tests/agents/node_modules/.bin`
 //! (`npm ci --prefix tests/agents` puts them there; `.ci/run` does). Without them the tests
@@ -14,6 +16,8 @@ mod claude;
 mod codex;
 mod drift;
 pub mod model;
+mod permission;
+pub mod pty;
 
 use crate::common::{ServerProcess, free_port};
 use model::Model;

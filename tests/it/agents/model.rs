@@ -33,6 +33,7 @@ pub const CODEX_REASONING: u64 = 2;
 pub struct Model {
     pub url: String,
     models: Arc<Mutex<Vec<String>>>,
+    claude_calls: Arc<Mutex<Vec<Value>>>,
     server: tokio::task::JoinHandle<()>,
 }
 
@@ -42,14 +43,18 @@ struct State {
     next: Arc<AtomicU64>,
     /// The model each call asked for, in order.
     models: Arc<Mutex<Vec<String>>>,
+    /// Claude Code's calls (`POST /v1/messages` bodies), in order.
+    claude_calls: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Model {
     pub async fn start() -> Model {
         let models = Arc::new(Mutex::new(Vec::new()));
+        let claude_calls = Arc::new(Mutex::new(Vec::new()));
         let state = State {
             next: Arc::new(AtomicU64::new(1)),
             models: models.clone(),
+            claude_calls: claude_calls.clone(),
         };
         let app = Router::new()
             .route("/v1/messages", post(messages))
@@ -64,8 +69,34 @@ impl Model {
         Model {
             url,
             models,
+            claude_calls,
             server,
         }
+    }
+
+    /// The tool results Claude Code handed back to the model, each once, in the order first
+    /// handed back: the `tool_result` blocks of its calls' messages (`tool_use_id`, `content`,
+    /// `is_error`).
+    pub fn tool_results(&self) -> Vec<Value> {
+        let mut seen: Vec<Value> = Vec::new();
+        for call in self.claude_calls.lock().unwrap().iter() {
+            let blocks = call["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["content"].as_array())
+                .flatten()
+                .filter(|b| b["type"] == "tool_result");
+            for block in blocks {
+                if !seen
+                    .iter()
+                    .any(|s| s["tool_use_id"] == block["tool_use_id"])
+                {
+                    seen.push(block.clone());
+                }
+            }
+        }
+        seen
     }
 
     /// The models the calls so far asked for, each once, in the order first asked.
@@ -152,6 +183,7 @@ async fn messages(
 ) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let n = next_id(&state, &body);
+    state.claude_calls.lock().unwrap().push(body.clone());
     let turns = body["messages"].as_array().into_iter().flatten().map(|m| {
         let content = &m["content"];
         let is_result = content
