@@ -7,6 +7,7 @@ mod browser;
 mod common;
 mod nats;
 
+mod approvals;
 mod changes;
 mod clients;
 mod concurrency;
