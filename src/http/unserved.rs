@@ -52,7 +52,6 @@ const FAMILIES: &[Family] = &[
     family("notices", Unsupported, &["/notices", "/notice"]),
     family("scrolls", Unsupported, &["/scrolls"]),
     family("achievements", Unsupported, &["/achievements", "/quests"]),
-    family("plans", Unsupported, &["/plan"]),
     family("export", Unsupported, &["/export"]),
     family("task-queue", Unsupported, &["/task-queue", "/suggestions"]),
     family("agent-templates", Unsupported, &["/agent-templates"]),
@@ -157,7 +156,6 @@ mod tests {
         assert_eq!(family_of("/replay/other"), None);
         assert_eq!(family_of("/warroom"), Some("warroom-worker"));
         assert_eq!(family_of("/noticeboard"), None);
-        assert_eq!(family_of("/plan/generate"), Some("plans"));
         assert_eq!(family_of("/nowhere"), None);
         assert_eq!(family_of("/"), None);
     }

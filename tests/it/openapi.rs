@@ -664,6 +664,56 @@ async fn every_documented_status_is_produced() {
     )
     .await;
 
+    // Approvals.
+    let asked = r#"{"hook_event_name":"PermissionRequest","session_id":"p1","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+    let opened = x.send("post", "/event", "/event", Some(asked), 200).await;
+    let request = opened["requestId"].as_str().unwrap().to_string();
+    let one = "/permission-requests/{id}";
+    x.send(
+        "get",
+        "/permission-requests",
+        "/permission-requests",
+        None,
+        200,
+    )
+    .await;
+    let bad_state = "/permission-requests?state=maybe";
+    x.send("get", "/permission-requests", bad_state, None, 400)
+        .await;
+    let path = format!("/permission-requests/{request}");
+    x.send("get", one, &path, None, 200).await;
+    x.send("get", one, &format!("{path}?wait=601"), None, 400)
+        .await;
+    x.send("get", one, "/permission-requests/nope", None, 404)
+        .await;
+    let respond = format!(r#"{{"requestId":"{request}","approved":false}}"#);
+    let cross_site = [("sec-fetch-site", "cross-site")];
+    let response = "/permission-response";
+    x.send_with("post", response, response, Some(&respond), &cross_site, 403)
+        .await;
+    x.send("post", response, response, Some(&respond), 200)
+        .await;
+    x.send("post", response, response, Some("{}"), 400).await;
+    let plan = r#"{"planId":"nope"}"#;
+    x.send("post", "/plan/approve", "/plan/approve", Some(plan), 200)
+        .await;
+    x.send("post", "/plan/approve", "/plan/approve", Some("[]"), 400)
+        .await;
+    x.send_with(
+        "post",
+        "/plan/approve",
+        "/plan/approve",
+        Some(plan),
+        &cross_site,
+        403,
+    )
+    .await;
+    let expire = "/permission-requests/{id}/expire";
+    x.send("post", expire, &format!("{path}/expire"), None, 200)
+        .await;
+    let control = "/permission-requests/%01/expire";
+    x.send("post", expire, control, None, 400).await;
+
     assert!(x.wrong.is_empty(), "{:#?}", x.wrong);
     let documented = documented(&doc);
     let missing: Vec<_> = documented

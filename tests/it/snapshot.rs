@@ -140,7 +140,9 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
     let conn = Connection::open(&db).unwrap();
     conn.execute("ATTACH ?1 AS cut", [cut.to_string_lossy()])
         .unwrap();
-    for table in hooklog::projection::TABLES {
+    // Schema 14 had a twin for each projection table it knew (not the later ones).
+    let later = ["permission_requests"];
+    for table in hooklog::projection::TABLES.iter().filter(|t| !later.contains(t)) {
         conn.execute_batch(&format!(
             "CREATE TABLE main.snapshot_{table} AS SELECT * FROM cut.{table} WHERE 0;
              INSERT INTO main.snapshot_{table} SELECT * FROM cut.{table};"
@@ -164,7 +166,16 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
          PRAGMA user_version = 14;"
     ))
     .unwrap();
-    let live = dump_projections(&conn);
+    // Schema 14 had no table added later: the upgrade makes them, from the events it has.
+    let earlier = |dump: Vec<String>| -> Vec<String> {
+        dump.into_iter()
+            .filter(|row| !later.iter().any(|t| row.starts_with(&format!("{t}: "))))
+            .collect()
+    };
+    let live = earlier(dump_projections(&conn));
+    for table in later {
+        conn.execute_batch(&format!("DROP TABLE {table}")).unwrap();
+    }
     drop(conn);
     std::fs::remove_file(&cut).unwrap();
     assert!(!snapshot::path_of(&db).exists());
@@ -184,7 +195,7 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
     assert_eq!(twins, 0, "the twins are gone");
     assert_eq!(snapshot::through(&conn).unwrap(), Some(PRUNED));
     assert_eq!(
-        dump_projections(&conn),
+        earlier(dump_projections(&conn)),
         live,
         "the live tables are untouched"
     );
