@@ -21,6 +21,10 @@ pub enum Entity {
     Hero,
     Mission,
     ToolUse,
+    /// A permission request: opened by a `PermissionRequest` hook event, settled by a decision
+    /// or an expiry (`projection::permissions`). A request the session's own events close
+    /// (answered in the terminal) has no delta: its state is in `GET /permission-requests`.
+    Permission,
 }
 
 /// Whether the row is new or changed.
@@ -55,6 +59,29 @@ pub struct ChangeRow {
     pub hero_id: String,
     pub mission_id: Option<String>,
     pub changes: String,
+}
+
+impl ChangeRow {
+    /// A row of `hero_id`'s with no deltas yet.
+    pub fn new(sequence: i64, hero_id: String, mission_id: Option<String>) -> ChangeRow {
+        ChangeRow {
+            sequence,
+            hero_id,
+            mission_id,
+            changes: "[]".into(),
+        }
+    }
+
+    /// Adds a delta after the ones it has.
+    pub fn push(&mut self, delta: &Delta) {
+        let rendered = serde_json::to_string(delta).expect("a delta serializes");
+        self.changes.pop(); // the closing `]`
+        if self.changes.len() > 1 {
+            self.changes.push(',');
+        }
+        self.changes.push_str(&rendered);
+        self.changes.push(']');
+    }
 }
 
 const INSERT: &str =

@@ -151,7 +151,14 @@ pub fn apply_agents(
             let recorder = recorder::Recorder::new(tables);
             effects = agent::apply(&recorder, event, view)?;
             tables.effects(event.sequence, &effects)?;
-            if let Some(row) = recorder.finish(event.sequence, &effects) {
+            let mut row = recorder.finish(event.sequence, &effects);
+            if let Some(request) = permissions::opened(event, view) {
+                let row = row.get_or_insert_with(|| {
+                    changes::ChangeRow::new(event.sequence, request.hero_id.clone(), None)
+                });
+                row.push(&permissions::delta_opened(&request));
+            }
+            if let Some(row) = row {
                 tables.changes(row)?;
             }
         }
@@ -201,10 +208,16 @@ pub fn apply_agents(
             tables.session(event, &facts)?;
             agent::apply_transcript(tables, event, view, model)?;
         }
-        // Outcome events carry no session (a claim names its session in the payload).
-        Parsed::Coordination(_) | Parsed::Other => {
-            tables.session(event, &sessions::Facts::default())?
+        // Outcome events carry no session (a claim names its session in the payload), but for
+        // a permission decision or expiry, which is in the session that asked (and is a change
+        // of its request).
+        Parsed::Coordination(view) => {
+            tables.session(event, &sessions::Facts::default())?;
+            if let Some(row) = permissions::settled_change(event, view) {
+                tables.changes(row)?;
+            }
         }
+        Parsed::Other => tables.session(event, &sessions::Facts::default())?,
     }
     Ok(effects)
 }

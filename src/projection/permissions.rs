@@ -13,6 +13,7 @@
 //! Only a `pending` request changes: a decision for a settled one is refused by the writer,
 //! and a closing event for it does nothing.
 
+use super::changes::{ChangeRow, Delta, Entity, Op};
 use super::view::View;
 use crate::event::StoredEvent;
 use crate::ingest::bounds::clip;
@@ -128,31 +129,112 @@ fn input_key(view: &View) -> Option<String> {
     view.get("toolInput").map(|input| input.to_string())
 }
 
+/// The request a hook event opens, if it opens one.
+pub fn opened(event: &StoredEvent, view: &View) -> Option<PermissionRequest> {
+    let session = event.session_id.as_deref()?;
+    let kind = opens(&event.event_type, view)?;
+    let tool = view.tool().unwrap_or("unknown");
+    let preview = super::agent::preview::preview(view, tool)
+        .or_else(|| input_key(view))
+        .map(|p| clip(&p, PREVIEW_CHARS));
+    Some(PermissionRequest {
+        request_id: event.event_id.clone(),
+        sequence: event.sequence,
+        session_id: session.to_string(),
+        hero_id: super::heroes::hero_id(session),
+        kind,
+        tool: tool.to_string(),
+        preview,
+        opened_at: event.event_time.clone(),
+        state: RequestState::Pending,
+        closed_at: None,
+        closed_by: None,
+        decided_by: None,
+        message: None,
+    })
+}
+
+/// The state a decision or an expiry event leaves its request in, who decided, and the
+/// message the agent is given.
+fn settlement<'v>(
+    event_type: &str,
+    view: &'v View,
+) -> Option<(RequestState, Option<&'v str>, Option<&'v str>)> {
+    match event_type {
+        RESPONSE => Some(match view.bool("approved") {
+            Some(true) => (RequestState::Allowed, view.text("by"), None),
+            _ => (RequestState::Denied, view.text("by"), view.text("message")),
+        }),
+        EXPIRED => Some((RequestState::Expired, None, None)),
+        _ => None,
+    }
+}
+
+/// The change a new request makes: every field of its row.
+pub fn delta_opened(request: &PermissionRequest) -> Delta {
+    let set = match serde_json::to_value(request) {
+        Ok(serde_json::Value::Object(set)) => set,
+        _ => serde_json::Map::new(),
+    };
+    Delta {
+        entity: Entity::Permission,
+        op: Op::Created,
+        id: request.request_id.clone(),
+        hero_id: Some(request.hero_id.clone()),
+        mission_id: None,
+        set,
+    }
+}
+
+/// The change row of a decision or an expiry event: what it sets on its request (the
+/// writer appends one only for a pending request).
+pub fn settled_change(event: &StoredEvent, view: &View) -> Option<ChangeRow> {
+    let session = event.session_id.as_deref()?;
+    let request = view.text("requestId")?;
+    let (state, by, message) = settlement(&event.event_type, view)?;
+    let mut set = serde_json::Map::new();
+    set.insert("state".into(), state.as_str().into());
+    set.insert("closedAt".into(), event.event_time.clone().into());
+    set.insert("closedBy".into(), event.sequence.into());
+    set.insert("decidedBy".into(), by.into());
+    set.insert("message".into(), message.into());
+    if let Some(kind) = view.text("kind") {
+        set.insert("kind".into(), kind.into());
+    }
+    let hero = super::heroes::hero_id(session);
+    let mut row = ChangeRow::new(event.sequence, hero.clone(), None);
+    row.push(&Delta {
+        entity: Entity::Permission,
+        op: Op::Updated,
+        id: request.to_string(),
+        hero_id: Some(hero),
+        mission_id: None,
+        set,
+    });
+    Some(row)
+}
+
 /// Applies a hook event: opens a request, or closes the session's pending ones it answers.
 pub fn apply_hook(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::Result<()> {
     let Some(session) = event.session_id.as_deref() else {
         return Ok(());
     };
-    if let Some(kind) = opens(&event.event_type, view) {
-        let tool = view.tool().unwrap_or("unknown");
-        let preview = super::agent::preview::preview(view, tool)
-            .or_else(|| input_key(view))
-            .map(|p| clip(&p, PREVIEW_CHARS));
+    if let Some(request) = opened(event, view) {
         conn.prepare_cached(
             "INSERT OR IGNORE INTO permission_requests (sequence, request_id, session_id, kind,
                  tool, input_key, preview, opened_at, state)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?
         .execute(params![
-            event.sequence,
-            event.event_id,
+            request.sequence,
+            request.request_id,
             session,
-            kind,
-            tool,
+            request.kind,
+            request.tool,
             input_key(view),
-            preview,
-            event.event_time,
-            RequestState::Pending,
+            request.preview,
+            request.opened_at,
+            request.state,
         ])?;
         return Ok(());
     }
@@ -202,16 +284,10 @@ fn pending_in(
 
 /// Applies a decision or an expiry (the writer appends them only for a pending request).
 pub fn apply_outcome(conn: &Connection, event: &StoredEvent, view: &View) -> rusqlite::Result<()> {
-    let Some(request) = view.text("requestId") else {
+    let (Some(request), Some((state, by, message))) =
+        (view.text("requestId"), settlement(&event.event_type, view))
+    else {
         return Ok(());
-    };
-    let (state, by, message) = match event.event_type.as_str() {
-        RESPONSE => match view.bool("approved") {
-            Some(true) => (RequestState::Allowed, view.text("by"), None),
-            _ => (RequestState::Denied, view.text("by"), view.text("message")),
-        },
-        EXPIRED => (RequestState::Expired, None, None),
-        _ => return Ok(()),
     };
     conn.prepare_cached(
         "UPDATE permission_requests SET state = ?2, closed_at = ?3, closed_by = ?4,

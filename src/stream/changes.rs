@@ -4,13 +4,12 @@
 //!
 //! It follows the hub the way event streams do (subscribe first, then read the database, then
 //! live, skipping what was already sent), but reads the changes themselves from the database:
-//! a published group only says which sequences are committed. A group without a hook event of
-//! a session cannot hold a change and costs no read; consecutive groups waiting together cost
+//! a published group only says which sequences are committed. A group without an event that
+//! may have a change ([`may_change`]) costs no read; consecutive groups waiting together cost
 //! one. Each read is at most [`PAGE`] changes, so a slow client holds at most that many.
 
 use super::Hub;
 use super::hub::{Published, Subscription};
-use crate::ingest::hook;
 use crate::projection::changes::{self, Change};
 use crate::store::{Store, StoreError};
 use std::sync::Arc;
@@ -92,8 +91,18 @@ enum Then {
 }
 
 /// Takes the group received and those already waiting: the highest sequence they hold, and
-/// whether any event after `last` among them is a hook event of a session (only those change
-/// the agent projections).
+/// whether any event after `last` among them may have a change row ([`may_change`]).
+/// Whether an event may have a change row: a session's hook event, transcript record (its
+/// hero's model) or coordination outcome (a permission decision).
+fn may_change(event: &crate::event::StoredEvent) -> bool {
+    use crate::event::Source;
+    event.session_id.is_some()
+        && matches!(
+            Source::parse(&event.source),
+            Some(Source::Hook | Source::Transcript | Source::Coordination)
+        )
+}
+
 fn gather(
     first: Result<Arc<Published>, RecvError>,
     live: &mut Subscription,
@@ -107,9 +116,7 @@ fn gather(
                 for committed in &group.events {
                     let event = &committed.event;
                     top = top.max(event.sequence);
-                    hooked |= event.sequence > last
-                        && event.session_id.is_some()
-                        && event.source == hook::SOURCE;
+                    hooked |= event.sequence > last && may_change(event);
                 }
             }
             Err(RecvError::Lagged(missed)) => {

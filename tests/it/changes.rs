@@ -79,7 +79,22 @@ async fn folding_the_changes_in_order_gives_the_projection_rows() {
         .map(|c| c["sequence"].as_i64().unwrap())
         .collect();
     assert!(sequences.windows(2).all(|w| w[0] < w[1]), "{sequences:?}");
-    let folded = fold(&changes);
+    let mut folded = fold(&changes);
+    // A permission request's deltas are its opening and its decision: one the session's own
+    // events close (answered in the terminal) has no delta, so its state is only in
+    // `/permission-requests`. Every request opened has its delta.
+    let (_, requests) = app.get("/permission-requests?limit=1000").await;
+    let requests = requests["permissionRequests"].as_array().unwrap();
+    assert!(!requests.is_empty(), "the fixtures ask for permission");
+    for request in requests {
+        let key = (
+            "permission".to_string(),
+            request["requestId"].as_str().unwrap().to_string(),
+        );
+        let opened = folded.remove(&key).expect("a delta for every request");
+        assert_eq!(opened["tool"], request["tool"]);
+        assert_eq!(opened["openedAt"], request["openedAt"]);
+    }
     let mut expected = BTreeMap::new();
     for (route, field, entity) in [
         ("/heroes", "heroes", "hero"),

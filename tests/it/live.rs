@@ -100,6 +100,8 @@ async fn a_socket_is_hydrated_then_follows_a_claude_code_session_frame_by_frame(
         "tool_result:completed",      // PostToolUse Bash
         "tool_use",                   // PreToolUse Task
         "mission_start",              // SubagentStart: the child mission
+        "subagent_lineage_update",    //   and its lineage
+        "mission_graph_update",       //
         "tool_use",                   // PreToolUse Grep (in the subagent)
         "tool_result:completed",      // PostToolUse Grep
         "mission_complete",           // SubagentStop
@@ -107,6 +109,7 @@ async fn a_socket_is_hydrated_then_follows_a_claude_code_session_frame_by_frame(
         "tool_use",                   // PreToolUse Edit
         "tool_use",                   // PermissionRequest
         "hero_state:awaiting_input",  //
+        "permission_request",         //   and the request it opens
         "mission_event:Notification", // Notification: opaque
         "tool_result:completed",      // PostToolUse Edit
         "hero_state:active",          //
@@ -143,15 +146,15 @@ async fn a_socket_is_hydrated_then_follows_a_claude_code_session_frame_by_frame(
     let hero = &answers[0]["heroId"];
     assert_eq!(frames[0]["hero"]["id"], *hero);
     assert_eq!(frames[1]["mission"]["id"], answers[1]["missionId"]);
-    assert_eq!(frames[21]["missionId"], answers[18]["missionId"]);
-    assert_eq!(frames[21]["state"], "completed");
+    assert_eq!(frames[24]["missionId"], answers[18]["missionId"]);
+    assert_eq!(frames[24]["state"], "completed");
     let (_, tool) = app
         .get("/tool-uses?sessionId=8c2e4f1a-3b7d-4e9a-a5c6-1d2f3e4a5b6c&limit=1")
         .await;
     assert_eq!(frames[3]["toolUse"]["id"], tool["toolUses"][0]["id"]);
     assert_eq!(frames[4]["toolUseId"], tool["toolUses"][0]["id"]);
     assert_eq!(frames[4]["ok"], true);
-    assert_eq!(frames[18]["ok"], false);
+    assert_eq!(frames[21]["ok"], false);
     for frame in &frames {
         let text = frame.to_string();
         assert!(
@@ -303,4 +306,106 @@ fn the_fixture_is_the_session_the_frames_test_expects() {
     assert_eq!(names.len(), 26);
     assert_eq!(names.first().map(String::as_str), Some("SessionStart"));
     assert_eq!(names.last().map(String::as_str), Some("SessionEnd"));
+}
+
+#[tokio::test]
+async fn permission_requests_are_framed_and_decided_over_the_socket() {
+    let app = spawn_app().await;
+    let mut socket = connect(&app).await;
+    hydrate(&mut socket).await;
+    let asked = app
+        .post_hook_ok(
+            json!({"hook_event_name": "PermissionRequest", "session_id": "w1",
+            "tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}),
+        )
+        .await;
+    let request = asked["requestId"].as_str().unwrap().to_string();
+    let mut frames = Vec::new();
+    while !frames
+        .iter()
+        .any(|f: &Value| f["type"] == "permission_request")
+    {
+        let frame = next_frame(&mut socket).await;
+        frames.push(frame);
+    }
+    let opened = frames.last().unwrap();
+    assert_eq!(opened["requestId"], request.as_str());
+    assert_eq!(opened["toolName"], "Bash");
+    assert_eq!(opened["detail"], "rm -rf build");
+    assert_eq!(opened["sessionId"], "w1");
+
+    // A decision sent on the socket settles it; every socket gets its frame.
+    let deny = json!({"type": "permission_response", "requestId": request, "approved": false,
+        "message": "use the staging box"});
+    socket.send(Message::text(deny.to_string())).await.unwrap();
+    let decided = next_frame(&mut socket).await;
+    assert_eq!(decided["type"], "permission_response", "{decided}");
+    assert_eq!(decided["requestId"], request.as_str());
+    assert_eq!(decided["approved"], false);
+    assert_eq!(decided["decidedBy"], "websocket");
+    assert_eq!(decided["message"], "use the staging box");
+    let (_, row) = app.get(&format!("/permission-requests/{request}")).await;
+    assert_eq!(row["state"], "denied");
+    assert_eq!(row["decidedBy"], "websocket");
+    // A second one is refused with a toast, and changes nothing.
+    socket.send(Message::text(deny.to_string())).await.unwrap();
+    let toast = next_frame(&mut socket).await;
+    assert_eq!(toast["code"], "permission_not_pending", "{toast}");
+    let bad = json!({"type": "permission_response", "requestId": request});
+    socket.send(Message::text(bad.to_string())).await.unwrap();
+    assert_eq!(next_frame(&mut socket).await["code"], "invalid_decision");
+
+    // The change stream carries the same two changes of the request.
+    let (_, changes) = app.get("/changes").await;
+    let permission: Vec<&Value> = changes["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["changes"].as_array().unwrap())
+        .filter(|d| d["entity"] == "permission")
+        .collect();
+    assert_eq!(permission.len(), 2, "{permission:?}");
+    assert_eq!(permission[0]["op"], "created");
+    assert_eq!(permission[1]["set"]["state"], "denied");
+}
+
+#[tokio::test]
+async fn a_subagent_mission_is_framed_with_its_lineage() {
+    let app = spawn_app().await;
+    app.post_hook_ok(
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": "l1",
+        "prompt": "review"}),
+    )
+    .await;
+    let mut socket = connect(&app).await;
+    hydrate(&mut socket).await;
+    app.post_hook_ok(
+        json!({"hook_event_name": "SubagentStart", "session_id": "l1",
+        "agent_id": "a1", "agent_type": "reviewer"}),
+    )
+    .await;
+    let mut frames = Vec::new();
+    while !frames
+        .iter()
+        .any(|f: &Value| f["type"] == "mission_graph_update")
+    {
+        frames.push(next_frame(&mut socket).await);
+    }
+    let lineage = frames
+        .iter()
+        .find(|f| f["type"] == "subagent_lineage_update")
+        .expect("a lineage frame");
+    let start = frames
+        .iter()
+        .find(|f| f["type"] == "mission_start")
+        .unwrap();
+    assert_eq!(lineage["childMissionId"], start["mission"]["id"]);
+    assert_eq!(
+        lineage["parentMissionId"],
+        start["mission"]["parentMissionId"]
+    );
+    assert_eq!(lineage["subagentType"], "reviewer");
+    let graph = frames.last().unwrap();
+    assert_eq!(graph["missionId"], lineage["parentMissionId"]);
+    assert!(graph["missionId"].is_string());
 }

@@ -142,7 +142,10 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
         .unwrap();
     // Schema 14 had a twin for each projection table it knew (not the later ones).
     let later = ["permission_requests"];
-    for table in hooklog::projection::TABLES.iter().filter(|t| !later.contains(t)) {
+    for table in hooklog::projection::TABLES
+        .iter()
+        .filter(|t| !later.contains(t))
+    {
         conn.execute_batch(&format!(
             "CREATE TABLE main.snapshot_{table} AS SELECT * FROM cut.{table} WHERE 0;
              INSERT INTO main.snapshot_{table} SELECT * FROM cut.{table};"

@@ -1,7 +1,9 @@
-//! Messages from the client. Seed 000's `hello` is a no-op and `ping` is answered `pong`; its
-//! other client messages act on state hooklog does not keep (permissions, plans, guarded
-//! actions, notices, scrolls, hero overrides), so they are refused, like anything malformed,
-//! with a compact `server_toast`. A toast never echoes the message, and never closes the socket.
+//! Messages from the client. Seed 000's `hello` is a no-op and `ping` is answered `pong`;
+//! `permission_response` and `plan_approval` decide a permission request (as `POST
+//! /permission-response` and `POST /plan/approve` do, recorded as decided by `websocket`); its
+//! other client messages act on state hooklog does not keep (guarded actions, notices, scrolls,
+//! hero overrides), so they are refused, like anything malformed, with a compact
+//! `server_toast`. A toast never echoes the message, and never closes the socket.
 
 use serde_json::{Value, json};
 
@@ -11,8 +13,6 @@ pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
 /// Seed 000's client messages that hooklog has no state for.
 const UNSERVED: &[&str] = &[
-    "permission_response",
-    "plan_approval",
     "guarded_action_decision",
     "post_notice",
     "collect_scroll",
@@ -28,6 +28,12 @@ pub enum Refusal {
     NotAMessage,
     Unserved,
     UnknownType,
+    /// A decision without a request id (1 to 256 characters), a boolean `approved`, or with a
+    /// message that is not text of at most 2,000 characters.
+    InvalidDecision,
+    /// A decision for a request that is not pending (decided already, answered elsewhere,
+    /// expired, or unknown).
+    NotPending,
 }
 
 impl Refusal {
@@ -39,6 +45,8 @@ impl Refusal {
             Refusal::NotAMessage => "invalid_message",
             Refusal::Unserved => "unsupported_message",
             Refusal::UnknownType => "unknown_message_type",
+            Refusal::InvalidDecision => "invalid_decision",
+            Refusal::NotPending => "permission_not_pending",
         }
     }
 
@@ -51,7 +59,14 @@ impl Refusal {
             Refusal::Unserved => {
                 "hooklog records agent events and keeps no state this message could change".into()
             }
-            Refusal::UnknownType => "hooklog takes \"hello\" and \"ping\"".into(),
+            Refusal::UnknownType => {
+                "hooklog takes \"hello\", \"ping\", \"permission_response\" and \"plan_approval\""
+                    .into()
+            }
+            Refusal::InvalidDecision => {
+                "a decision names its request (1 to 256 characters), says `approved` as a boolean, and may carry a message of at most 2000 characters".into()
+            }
+            Refusal::NotPending => "that request is no longer pending: nothing was changed".into(),
         }
     }
 
@@ -62,7 +77,59 @@ impl Refusal {
     }
 }
 
-/// The answer to a text message: a frame to send, or nothing.
+/// A decision a client sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub request_id: String,
+    pub approved: bool,
+    pub message: Option<String>,
+    /// `plan_approval` (an `ExitPlanMode` request only).
+    pub plan: bool,
+}
+
+/// What to do with a text message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// Send this frame, or nothing.
+    Reply(Option<Value>),
+    Decide(Decision),
+}
+
+/// Reads a text message: a decision, or the answer to anything else.
+pub fn read(text: &str, now: &str) -> Incoming {
+    if text.len() <= MAX_MESSAGE_BYTES
+        && let Ok(message) = serde_json::from_str::<Value>(text)
+    {
+        let (key, plan) = match message.get("type").and_then(Value::as_str) {
+            Some("permission_response") => ("requestId", false),
+            Some("plan_approval") => ("planId", true),
+            _ => return Incoming::Reply(answer(text, now)),
+        };
+        let id = message.get(key).and_then(Value::as_str);
+        let approved = message.get("approved").and_then(Value::as_bool);
+        let note = match message.get("message") {
+            None | Some(Value::Null) => Some(None),
+            Some(Value::String(m)) if m.chars().count() <= 2000 => Some(Some(m.clone())),
+            Some(_) => None,
+        };
+        return match (id, approved, note) {
+            (Some(id), Some(approved), Some(note))
+                if !id.is_empty() && id.chars().count() <= 256 =>
+            {
+                Incoming::Decide(Decision {
+                    request_id: id.to_string(),
+                    approved,
+                    message: note.filter(|m| !m.trim().is_empty()),
+                    plan,
+                })
+            }
+            _ => Incoming::Reply(Some(Refusal::InvalidDecision.toast())),
+        };
+    }
+    Incoming::Reply(answer(text, now))
+}
+
+/// The answer to a text message that is not a decision: a frame to send, or nothing.
 pub fn answer(text: &str, now: &str) -> Option<Value> {
     if text.len() > MAX_MESSAGE_BYTES {
         return Some(Refusal::TooLarge.toast());
@@ -112,5 +179,49 @@ mod tests {
             "x".repeat(MAX_MESSAGE_BYTES)
         );
         assert_eq!(answer(&big, "t").unwrap()["code"], "message_too_large");
+    }
+
+    #[test]
+    fn decisions_are_read_and_bad_ones_toasted() {
+        assert_eq!(
+            read(
+                r#"{"type":"permission_response","requestId":"r1","approved":false,"message":"no"}"#,
+                "t"
+            ),
+            Incoming::Decide(Decision {
+                request_id: "r1".into(),
+                approved: false,
+                message: Some("no".into()),
+                plan: false,
+            })
+        );
+        assert_eq!(
+            read(
+                r#"{"type":"plan_approval","planId":"p1","approved":true}"#,
+                "t"
+            ),
+            Incoming::Decide(Decision {
+                request_id: "p1".into(),
+                approved: true,
+                message: None,
+                plan: true,
+            })
+        );
+        for bad in [
+            r#"{"type":"permission_response","requestId":"r1"}"#,
+            r#"{"type":"permission_response","requestId":"","approved":true}"#,
+            r#"{"type":"permission_response","requestId":"r1","approved":"yes"}"#,
+            r#"{"type":"plan_approval","requestId":"r1","approved":true}"#,
+            r#"{"type":"permission_response","requestId":"r1","approved":true,"message":7}"#,
+        ] {
+            let Incoming::Reply(Some(toast)) = read(bad, "t") else {
+                panic!("{bad} was taken");
+            };
+            assert_eq!(toast["code"], "invalid_decision", "{bad}");
+        }
+        assert_eq!(
+            read(r#"{"type":"ping"}"#, "t"),
+            Incoming::Reply(Some(json!({"type": "pong", "time": "t"})))
+        );
     }
 }

@@ -11,6 +11,10 @@
 //! | another change of a mission | `mission_event {kind: "mission_updated", missionId, heroId, set}` |
 //! | a new tool use | `tool_use {toolUse}` (and `tool_result` if it is already finished) |
 //! | a tool use finished | `tool_result {toolUseId, heroId, missionId, status, ok, error, durationMs, finishedAt}` |
+//! | a subagent's mission opened (it has a `parentMissionId`) | also `subagent_lineage_update {parentMissionId, childMissionId, subagentId, subagentType, state}` and `mission_graph_update {missionId, childMissionId, state}` |
+//! | a permission request opened | `permission_request {requestId, heroId, sessionId, kind, toolName, detail, openedAt}` |
+//! | a request allowed or denied | `permission_response {requestId, approved, decidedBy, message}` (`plan_approval_response {planId, ...}` for a plan) |
+//! | a request expired | `mission_event {kind: "permission_expired", requestId}` |
 //!
 //! An event whose deltas make none of these (a `Notification`, a name hooklog does not know)
 //! is one opaque `mission_event {kind: <event type>, missionId, heroId}`, as the seed forwards
@@ -18,6 +22,7 @@
 
 use crate::projection::changes::{Change, Delta, Entity, Op};
 use crate::projection::missions::MissionState;
+use crate::projection::permissions::{RequestKind, RequestState};
 use crate::projection::tool_uses::ToolStatus;
 use serde_json::{Map, Value, json};
 
@@ -62,6 +67,18 @@ fn frames_of_delta(delta: &Delta, frames: &mut Vec<Value>) {
         }
         (Entity::Mission, Op::Created) => {
             frames.push(json!({"type": "mission_start", "mission": set}));
+            if let Some(parent) = text(set, "parentMissionId") {
+                frames.push(
+                    json!({"type": "subagent_lineage_update", "heroId": delta.hero_id,
+                    "parentMissionId": parent, "childMissionId": delta.id,
+                    "subagentId": set.get("subagentId"), "subagentType": set.get("subagentType"),
+                    "state": set.get("state"), "degradedReason": set.get("degradedReason")}),
+                );
+                frames.push(
+                    json!({"type": "mission_graph_update", "heroId": delta.hero_id,
+                    "missionId": parent, "childMissionId": delta.id, "state": set.get("state")}),
+                );
+            }
         }
         (Entity::Mission, Op::Updated) => {
             let ended = text(set, "state")
@@ -74,6 +91,39 @@ fn frames_of_delta(delta: &Delta, frames: &mut Vec<Value>) {
                 false => json!({"type": "mission_event", "kind": "mission_updated",
                     "missionId": delta.id, "heroId": delta.hero_id, "set": set}),
             };
+            frames.push(frame);
+        }
+        (Entity::Permission, Op::Created) => {
+            frames.push(json!({"type": "permission_request", "requestId": delta.id,
+                "heroId": delta.hero_id, "sessionId": set.get("sessionId"),
+                "kind": set.get("kind"), "toolName": set.get("tool"),
+                "detail": set.get("preview"), "openedAt": set.get("openedAt")}));
+        }
+        (Entity::Permission, Op::Updated) => {
+            let state = text(set, "state").and_then(RequestState::parse);
+            let approved = match state {
+                Some(RequestState::Allowed) => true,
+                Some(RequestState::Denied) => false,
+                // Expired (or a state only a later hooklog writes): no decision was made.
+                _ => {
+                    frames.push(
+                        json!({"type": "mission_event", "kind": "permission_expired",
+                        "missionId": delta.hero_id, "heroId": delta.hero_id,
+                        "requestId": delta.id}),
+                    );
+                    return;
+                }
+            };
+            let frame = match text(set, "kind") == Some(RequestKind::Plan.as_str()) {
+                true => json!({"type": "plan_approval_response", "planId": delta.id,
+                    "approved": approved}),
+                false => json!({"type": "permission_response", "requestId": delta.id,
+                    "approved": approved}),
+            };
+            let mut frame = frame;
+            frame["heroId"] = json!(delta.hero_id);
+            frame["decidedBy"] = json!(set.get("decidedBy"));
+            frame["message"] = json!(set.get("message"));
             frames.push(frame);
         }
         (Entity::ToolUse, op) => {

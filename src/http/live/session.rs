@@ -4,6 +4,8 @@
 //! the socket instead of holding its frames.
 
 use super::{client, frames, hydrate};
+use crate::coordination::permissions::Decide;
+use crate::coordination::{Command, Outcome, Verdict};
 use crate::event::time;
 use crate::http::AppState;
 use crate::stream::changes::follow;
@@ -53,6 +55,28 @@ async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
     let _ = tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Close(Some(frame)))).await;
 }
 
+/// Decides a permission request for the socket's client. A decision that settles it needs
+/// no answer: its `permission_response` frame comes with the changes, to every socket.
+async fn decide(state: &AppState, decision: client::Decision) -> Option<Value> {
+    let command = Command::DecidePermission(Decide {
+        request_id: decision.request_id,
+        approved: decision.approved,
+        message: decision.message,
+        by: "websocket",
+        plan_only: decision.plan,
+    });
+    match state.store.writer.decide(command).await {
+        Ok(decided) => match decided.verdict {
+            Verdict::Done(outcome) if matches!(*outcome, Outcome::Permission(ref a) if a.resolved) => {
+                None
+            }
+            _ => Some(client::Refusal::NotPending.toast()),
+        },
+        Err(e) => Some(json!({"type": "server_toast", "level": "error",
+            "code": "not_stored", "message": format!("the decision was not stored: {e}")})),
+    }
+}
+
 /// Resolves once hooklog starts shutting down.
 async fn stopping(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
     let _ = shutdown.wait_for(|stopping| *stopping).await;
@@ -92,7 +116,10 @@ async fn serve(socket: &mut WebSocket, state: &AppState) -> Result<(), Ended> {
                 let reply = match incoming {
                     None | Some(Ok(Message::Close(_))) => return Err(Ended::Gone),
                     Some(Err(e)) => return Err(Ended::Read(e.to_string())),
-                    Some(Ok(Message::Text(text))) => client::answer(text.as_str(), &time::now()),
+                    Some(Ok(Message::Text(text))) => match client::read(text.as_str(), &time::now()) {
+                        client::Incoming::Reply(reply) => reply,
+                        client::Incoming::Decide(decision) => decide(state, decision).await,
+                    },
                     Some(Ok(Message::Binary(_))) => Some(client::Refusal::Binary.toast()),
                     // The protocol's own pings are answered by the socket itself.
                     Some(Ok(Message::Ping(_) | Message::Pong(_))) => None,
