@@ -108,7 +108,9 @@ export async function board(main, status) {
   );
   document.addEventListener("tick", () => {
     model.pulse.roll();
-    drawColumns(view, model, filters);
+    // Ages are redrawn each second, but not under the person using a card (on a link or a
+    // button): a redraw would take the focus away. Events still redraw the board.
+    if (!view.contains(document.activeElement)) drawColumns(view, model, filters);
   });
 }
 
