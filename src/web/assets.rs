@@ -32,6 +32,8 @@ pub static FILES: &[Asset] = &[
     asset!("api.js", JS),
     asset!("dom.js", JS),
     asset!("board.js", JS),
+    asset!("approvals.js", JS),
+    asset!("approval.js", JS),
     asset!("pulse.js", JS),
     asset!("session.js", JS),
     asset!("timeline.js", JS),
