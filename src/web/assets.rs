@@ -34,6 +34,7 @@ pub static FILES: &[Asset] = &[
     asset!("board.js", JS),
     asset!("approvals.js", JS),
     asset!("approval.js", JS),
+    asset!("notifications.js", JS),
     asset!("pulse.js", JS),
     asset!("session.js", JS),
     asset!("timeline.js", JS),

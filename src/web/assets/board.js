@@ -6,6 +6,7 @@
 
 import { follow, get, head } from "./api.js";
 import { Approvals } from "./approvals.js";
+import { Notifier } from "./notifications.js";
 import { Pulse, bars } from "./pulse.js";
 import { clip, clock, coalesce, duration, h, keepingFocus } from "./dom.js";
 
@@ -45,7 +46,12 @@ function writeFilters(filters) {
 export async function board(main, status) {
   const start = await head();
   let redraw = () => {};
-  const approvals = new Approvals("state=pending", () => redraw());
+  const notifier = new Notifier((request) => approvals.panels.get(request.requestId)?.el.scrollIntoView({ block: "center" }));
+  const approvals = new Approvals("state=pending", (fresh) => {
+    notifier.tell(fresh);
+    notifier.count(approvals.pending().length);
+    redraw();
+  });
   const [sessions, missions, running, pulseAnswer] = await Promise.all([
     get("/sessions?limit=1000"),
     get("/missions?limit=1000"),
@@ -65,7 +71,7 @@ export async function board(main, status) {
   const controls = h("form", { class: "filters", role: "search" });
   const chart = h("div", { class: "total-pulse" });
   const found = h("section", { class: "hits", "aria-label": "Matches in the log", "aria-live": "polite" });
-  main.replaceChildren(h("h1", {}, "Board"), chart, controls, found, view);
+  main.replaceChildren(h("div", { class: "view-head" }, h("h1", {}, "Board"), notifier.el), chart, controls, found, view);
   const searchLog = logSearch(found);
   searchLog(filters.q);
 

@@ -7,6 +7,7 @@ import { follow, get } from "./api.js";
 import { asked } from "./approval.js";
 import { Approvals } from "./approvals.js";
 import { clip, clock, coalesce, duration, h, keepingFocus, table } from "./dom.js";
+import { Notifier } from "./notifications.js";
 import { Replay } from "./replay.js";
 import { Timeline, rowOf } from "./timeline.js";
 
@@ -22,7 +23,12 @@ export async function session(main, id, status) {
   const timeline = new Timeline((row) => open(row));
   const requests = h("div", { class: "requests" });
   const showRequests = () => drawRequests(requests, approvals, timeline, id);
-  const approvals = new Approvals(`session=${enc}`, () => showRequests());
+  const notifier = new Notifier((request) => approvals.panels.get(request.requestId)?.el.scrollIntoView({ block: "center" }));
+  const approvals = new Approvals(`session=${enc}`, (fresh) => {
+    notifier.tell(fresh);
+    notifier.count(approvals.pending().length);
+    showRequests();
+  });
   main.replaceChildren(
     h("h1", {}, "Session ", h("code", {}, id)),
     facts,
@@ -34,7 +40,7 @@ export async function session(main, id, status) {
         "aside",
         {},
         h("section", { class: "permission-requests", "aria-label": "permission requests" },
-          h("h2", {}, "Permission requests"), requests),
+          h("div", { class: "view-head" }, h("h2", {}, "Permission requests"), notifier.el), requests),
         detail,
         replay.el,
         h("section", {}, h("h2", {}, "Missions"), missions),
