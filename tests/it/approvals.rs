@@ -21,7 +21,7 @@ fn request_body(session: &str, tool: &str, command: &str) -> Value {
 }
 
 /// `hooklog hook --approvals SECONDS` with `body` on stdin, running.
-fn forwarder(url: &str, spool: &Path, seconds: u64, body: &Value) -> Child {
+pub(crate) fn forwarder(url: &str, spool: &Path, seconds: u64, body: &Value) -> Child {
     let mut child = Command::new(BIN)
         .args(["hook", "--approvals", &seconds.to_string()])
         .env("HOOKLOG_URL", url)
@@ -37,7 +37,7 @@ fn forwarder(url: &str, spool: &Path, seconds: u64, body: &Value) -> Child {
 }
 
 /// What the forwarder printed, once it has exited (exit 0, nothing on stderr).
-fn printed(child: Child) -> String {
+pub(crate) fn printed(child: Child) -> String {
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "the hook exits 0");
     assert!(output.stderr.is_empty(), "stderr: {:?}", output.stderr);
@@ -87,7 +87,7 @@ async fn wait_pending(db: &Path) -> String {
     id.unwrap()
 }
 
-fn types(db: &Path) -> Vec<String> {
+pub(crate) fn types(db: &Path) -> Vec<String> {
     let conn = open_read_only(db);
     let mut statement = conn
         .prepare("SELECT type FROM events ORDER BY sequence")
@@ -99,7 +99,7 @@ fn types(db: &Path) -> Vec<String> {
         .unwrap()
 }
 
-fn count(types: &[String], name: &str) -> usize {
+pub(crate) fn count(types: &[String], name: &str) -> usize {
     types.iter().filter(|t| *t == name).count()
 }
 

@@ -49,4 +49,5 @@ mod tool_outcomes;
 mod transcripts;
 mod usage;
 mod web;
+mod web_approvals;
 mod web_routes;

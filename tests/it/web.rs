@@ -13,15 +13,11 @@
 use crate::browser;
 use crate::common;
 
-use browser::{Browser, chromium};
+use browser::{Browser, ONE_BROWSER, chromium};
 use common::{ServerProcess, fixture, free_port, open_read_only};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::time::Duration;
-
-/// One Chromium at a time: the machine has two cores, and a deadline of a second must
-/// measure the page, not a crowd of browsers.
-static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const DEADLINE: Duration = Duration::from_secs(20);
 const TOKEN: &str = "web-t0ken-4711";

@@ -1,11 +1,14 @@
 // The board: every session, grouped by what needs a person. It loads the projections once,
 // then follows the global event stream from the head it started at; each event refreshes
 // the session it belongs to (a burst is coalesced), so what it shows is what the
-// projections say, and a dropped stream resumes where it stopped.
+// projections say, and a dropped stream resumes where it stopped. A session with a pending
+// permission request shows it on its card, with Allow / Deny (approvals.js).
 
 import { follow, get, head } from "./api.js";
+import { Approvals } from "./approvals.js";
+import { Notifier } from "./notifications.js";
 import { Pulse, bars } from "./pulse.js";
-import { clip, clock, coalesce, duration, h } from "./dom.js";
+import { clip, clock, coalesce, duration, h, keepingFocus } from "./dom.js";
 
 /** The board's columns, in the order a person should look at them. */
 const GROUPS = [
@@ -42,24 +45,33 @@ function writeFilters(filters) {
 
 export async function board(main, status) {
   const start = await head();
+  let redraw = () => {};
+  const notifier = new Notifier((request) => approvals.panels.get(request.requestId)?.el.scrollIntoView({ block: "center" }));
+  const approvals = new Approvals("state=pending", (fresh) => {
+    notifier.tell(fresh);
+    notifier.count(approvals.pending().length);
+    redraw();
+  });
   const [sessions, missions, running, pulseAnswer] = await Promise.all([
     get("/sessions?limit=1000"),
     get("/missions?limit=1000"),
     get("/tool-uses?status=running&limit=1000"),
     get("/pulse"),
+    approvals.load(),
   ]);
   const model = {
     sessions: new Map(sessions.sessions.map((s) => [s.id, s])),
     missions: byKey(missions.missions, "sessionId"),
     running: byKey(running.toolUses, "sessionId"),
     pulse: new Pulse(pulseAnswer),
+    approvals,
   };
   const filters = readFilters();
   const view = h("div", { class: "board" });
   const controls = h("form", { class: "filters", role: "search" });
   const chart = h("div", { class: "total-pulse" });
   const found = h("section", { class: "hits", "aria-label": "Matches in the log", "aria-live": "polite" });
-  main.replaceChildren(h("h1", {}, "Board"), chart, controls, found, view);
+  main.replaceChildren(h("div", { class: "view-head" }, h("h1", {}, "Board"), notifier.el), chart, controls, found, view);
   const searchLog = logSearch(found);
   searchLog(filters.q);
 
@@ -72,6 +84,7 @@ export async function board(main, status) {
     );
   };
   draw();
+  redraw = () => drawColumns(view, model, filters);
 
   // Responses to refreshes can come back out of order: keep only each session's latest.
   const asked = new Map();
@@ -101,6 +114,7 @@ export async function board(main, status) {
     start,
     (envelope) => {
       model.pulse.add(envelope);
+      approvals.see(envelope);
       if (envelope.context.sessionId) dirty.add(envelope.context.sessionId);
       refresh();
     },
@@ -108,7 +122,11 @@ export async function board(main, status) {
   );
   document.addEventListener("tick", () => {
     model.pulse.roll();
-    drawColumns(view, model, filters);
+    approvals.tick();
+    // Ages are redrawn each second, but not under the person using a card (typing a deny's
+    // message, on a button or a link): a redraw would take the focus away or announce the
+    // field again. Events still redraw the board, and a request's panel updates itself.
+    if (!view.contains(document.activeElement)) drawColumns(view, model, filters);
   });
 }
 
@@ -229,16 +247,20 @@ function matches(session, model, filters) {
 function drawColumns(view, model, filters) {
   const shown = [...model.sessions.values()].filter((s) => matches(s, model, filters));
   shown.sort((a, b) => b.lastSequence - a.lastSequence);
-  view.replaceChildren(
-    ...GROUPS.map(([group, title]) => {
-      const cards = shown.filter((s) => groupOf(s) === group).map((s) => card(s, model));
-      return h(
-        "section",
-        { class: `column ${group}`, "data-group": group, "aria-label": title },
-        h("h2", {}, `${title} `, h("span", { class: "count" }, String(cards.length))),
-        cards.length ? cards : h("p", { class: "empty" }, "none")
-      );
-    })
+  // Events (and the clock, while the focus is elsewhere) redraw the columns; a request's panel
+  // is the same node in the new card, so the focus goes back to it.
+  keepingFocus(() =>
+    view.replaceChildren(
+      ...GROUPS.map(([group, title]) => {
+        const cards = shown.filter((s) => groupOf(s) === group).map((s) => card(s, model));
+        return h(
+          "section",
+          { class: `column ${group}`, "data-group": group, "aria-label": title },
+          h("h2", {}, `${title} `, h("span", { class: "count" }, String(cards.length))),
+          cards.length ? cards : h("p", { class: "empty" }, "none")
+        );
+      })
+    )
   );
 }
 
@@ -251,6 +273,7 @@ function card(session, model) {
   const tool = tools[tools.length - 1];
   const sinceStart = active ? now - Date.parse(active.startedAt) : 0;
   const stateWord = session.state === "stuck" ? `stuck: ${session.stuckReason || "?"}` : session.state.replace("_", " ");
+  const requests = model.approvals.panelsOf(session.id);
   return h(
     "article",
     { class: "card", "data-session": session.id, "data-state": session.state },
@@ -272,6 +295,7 @@ function card(session, model) {
       : null,
     latest?.prompt ? h("p", { class: "prompt", title: latest.prompt }, clip(latest.prompt, 90)) : null,
     session.stuckMessage ? h("p", { class: "stuck-message" }, clip(session.stuckMessage, 90)) : null,
+    requests.length ? h("div", { class: "approvals" }, requests) : null,
     h(
       "p",
       { class: "age" },

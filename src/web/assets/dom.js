@@ -81,3 +81,15 @@ export function table(rows, columns, empty = "none") {
     )
   );
 }
+
+/** Runs `draw` (which replaces elements), then gives the focus back to the element that had it
+ * if `draw` put that same node back in the page: a panel kept across redraws keeps the focus
+ * and the caret of the person typing in it. */
+export function keepingFocus(draw) {
+  const had = document.activeElement;
+  const caret = had instanceof HTMLInputElement ? [had.selectionStart, had.selectionEnd] : null;
+  draw();
+  if (!had || had === document.body || had === document.activeElement || !had.isConnected) return;
+  had.focus({ preventScroll: true });
+  if (caret && caret[0] !== null) had.setSelectionRange(caret[0], caret[1]);
+}

@@ -1,9 +1,13 @@
 // A session's page: its facts, the timeline of its events (history, then live, from the
-// session's event stream), its missions as a tree, its alerts, the event opened in full, and
+// session's event stream), its permission requests (the pending ones with Allow / Deny, and
+// how each was settled), its missions as a tree, its alerts, the event opened in full, and
 // the replay scrubber. Every event has a link of its own: /s/{id}#e{sessionSequence}.
 
 import { follow, get } from "./api.js";
-import { clip, coalesce, duration, h } from "./dom.js";
+import { asked } from "./approval.js";
+import { Approvals } from "./approvals.js";
+import { clip, clock, coalesce, duration, h, keepingFocus, table } from "./dom.js";
+import { Notifier } from "./notifications.js";
 import { Replay } from "./replay.js";
 import { Timeline, rowOf } from "./timeline.js";
 
@@ -17,6 +21,14 @@ export async function session(main, id, status) {
   const detail = h("section", { class: "detail", "aria-label": "the event opened", id: "detail" }, h("p", { class: "empty" }, "Click an event to open its JSON."));
   const replay = new Replay(id);
   const timeline = new Timeline((row) => open(row));
+  const requests = h("div", { class: "requests" });
+  const showRequests = () => drawRequests(requests, approvals, timeline, id);
+  const notifier = new Notifier((request) => approvals.panels.get(request.requestId)?.el.scrollIntoView({ block: "center" }));
+  const approvals = new Approvals(`session=${enc}`, (fresh) => {
+    notifier.tell(fresh);
+    notifier.count(approvals.pending().length);
+    showRequests();
+  });
   main.replaceChildren(
     h("h1", {}, "Session ", h("code", {}, id)),
     facts,
@@ -27,6 +39,8 @@ export async function session(main, id, status) {
       h(
         "aside",
         {},
+        h("section", { class: "permission-requests", "aria-label": "permission requests" },
+          h("div", { class: "view-head" }, h("h2", {}, "Permission requests"), notifier.el), requests),
         detail,
         replay.el,
         h("section", {}, h("h2", {}, "Missions"), missions),
@@ -77,12 +91,17 @@ export async function session(main, id, status) {
     drawAlerts(alerts, raised.alerts.filter((a) => a.sessionId === id), timeline);
   });
   refresh();
+  approvals.refresh();
+  document.addEventListener("tick", () => {
+    if (approvals.tick()) showRequests();
+  });
   follow(
     `/sessions/${enc}/events`,
     0,
     (envelope) => {
       const index = timeline.push(rowOf(envelope));
       replay.add(envelope.context.sequence);
+      approvals.see(envelope);
       if (wanted === envelope.context.sessionSequence) {
         wanted = null;
         requestAnimationFrame(() => timeline.select(index));
@@ -160,6 +179,31 @@ function tree(missions) {
         )
     );
   return missions.length ? list(null) : h("p", { class: "empty" }, "none");
+}
+
+/** The pending requests' panels (oldest first), then how each settled one was settled. */
+function drawRequests(el, approvals, timeline, id) {
+  const panels = approvals.panelsOf(id);
+  const settled = approvals.rows.filter((r) => r.state !== "pending");
+  const history = table(
+    settled,
+    [
+      ["openedAt", "asked at", (r) => clock(r.openedAt)],
+      ["tool", "what", (r) => h("span", { title: asked(r) }, clip(asked(r), 80))],
+      ["state", "state", (r) => r.state.replace("_", " ")],
+      ["decidedBy", "by"],
+      ["message", "message"],
+      ["sequence", "", (r) => h("button", { type: "button", onclick: () => timeline.select(timeline.rows.findIndex((row) => row.sequence === r.sequence)) }, "show its event")],
+    ],
+    "none settled yet"
+  );
+  keepingFocus(() =>
+    el.replaceChildren(
+      panels.length ? h("div", { class: "approvals" }, panels) : h("p", { class: "empty" }, "none pending"),
+      h("h3", {}, "Settled"),
+      history
+    )
+  );
 }
 
 function drawAlerts(el, alerts, timeline) {

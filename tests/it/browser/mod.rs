@@ -9,6 +9,10 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// One Chromium at a time, across the test modules that start one: the machine has two
+/// cores, and a deadline of a second must measure the page, not a crowd of browsers.
+pub static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The flags Chromium needs here: no sandbox (root), no GPU, nothing fetched from outside.
 const FLAGS: &[&str] = &[
     "--headless",
