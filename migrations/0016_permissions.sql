@@ -18,6 +18,7 @@ CREATE TABLE permission_requests (
     input_key         TEXT,                 -- the tool input's JSON text, to match the call's later events
     preview           TEXT,                 -- one line, at most 500 characters
     opened_at         TEXT    NOT NULL,
+    waits_until       TEXT,                 -- when the waiting hook gives up; NULL: no hook waits (a record only)
     state             TEXT    NOT NULL,     -- pending, allowed, denied, expired, answered_elsewhere
     closed_at         TEXT,
     closed_by         INTEGER,              -- the sequence of the event that settled it

@@ -155,7 +155,12 @@ impl HookArgs {
                     cli: self.cli.clone(),
                     captured_at: crate::event::time::now(),
                 },
-                body: payload,
+                // A request this run will wait on says so, for hooklog to offer it for a
+                // decision (and only until the wait is over).
+                body: match self.approvals {
+                    Some(seconds) if approval::asks(&payload) => approval::mark(payload, seconds),
+                    _ => payload,
+                },
             }),
             Err(_) => None,
         };
@@ -188,6 +193,7 @@ impl HookArgs {
             }
             _ => None,
         };
+        let timeout = Duration::from_millis(self.timeout_ms);
         runtime.block_on(async {
             let unspooled = event.filter(|_| !spooled);
             let Some(spool) = &spool else {
@@ -216,15 +222,23 @@ impl HookArgs {
             }
         });
         let Some((id, until)) = waits else { return };
-        let output = runtime.block_on(approval::wait(&sender, &id, until, async || {
-            // hooklog does not know the request yet: deliver the spool again (this run holds
-            // no lock now, so it takes it, as any run would).
-            let spool = spool.as_ref()?;
-            let step = Instant::now() + Duration::from_millis(self.timeout_ms);
-            let _lock = spool.lock(step)?;
-            forward::drain(spool, &sender, step.min(until), MAX_PER_RUN).await;
-            None
-        }));
+        let first_seen_by = deadline.min(until);
+        let output = runtime.block_on(approval::wait(
+            &sender,
+            &id,
+            until,
+            first_seen_by,
+            async || {
+                // hooklog does not know the request yet: deliver the spool again (this run holds
+                // no lock now, so it takes it, as any run would).
+                let Some(spool) = spool.as_ref() else { return };
+                let step = (Instant::now() + timeout).min(until);
+                let Some(_lock) = spool.lock(step) else {
+                    return;
+                };
+                forward::drain(spool, &sender, step, MAX_PER_RUN).await;
+            },
+        ));
         if let Some(output) = output {
             println!("{output}");
         }

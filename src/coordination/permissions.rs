@@ -7,6 +7,7 @@
 //! expires a request a decision beat by a moment still gives the agent that decision.
 
 use super::{DecideError, Log, Outcome, Verdict, written};
+use crate::event::time;
 use crate::projection::permissions::{
     self, EXPIRED, PermissionRequest, RESPONSE, RequestKind, RequestState,
 };
@@ -27,30 +28,49 @@ pub struct Decide {
 }
 
 /// The answer to a decision or an expiry, as `POST /permission-response` gives it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Answer {
     pub ok: bool,
-    /// Whether this command settled the request.
+    /// Whether this call settled the request.
     pub resolved: bool,
+    /// Why it did not: `unknown`, `not_pending` (settled already), `no_hook_waiting` (the
+    /// request is a record only: no hook was installed to wait for a decision), `wait_over`
+    /// (the waiting hook has given up), `not_a_plan` (`POST /plan/approve` for another kind).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub reason: Option<&'static str>,
     /// The request as it stands after it (`null`: no such request).
     pub request: Option<PermissionRequest>,
 }
 
-fn answer(resolved: bool, request: Option<PermissionRequest>) -> Verdict {
+fn answer(reason: Option<&'static str>, request: Option<PermissionRequest>) -> Verdict {
     Verdict::done(Outcome::Permission(Answer {
         ok: true,
-        resolved,
+        resolved: reason.is_none(),
+        reason,
         request,
     }))
 }
 
 pub fn decide(log: &mut dyn Log, d: &Decide) -> Result<Verdict, DecideError> {
-    let request = permissions::get(log.conn(), &d.request_id)?;
-    let Some(request) = request.filter(|r| r.state == RequestState::Pending) else {
-        return Ok(answer(false, permissions::get(log.conn(), &d.request_id)?));
+    let request = match permissions::get(log.conn(), &d.request_id)? {
+        None => return Ok(answer(Some("unknown"), None)),
+        Some(r) => r,
     };
-    if d.plan_only && request.kind != RequestKind::Plan {
-        return Ok(answer(false, Some(request)));
+    let refused = if request.state != RequestState::Pending {
+        Some("not_pending")
+    } else if d.plan_only && request.kind != RequestKind::Plan {
+        Some("not_a_plan")
+    } else {
+        // A decision nobody will carry out must not be recorded as if it were.
+        match request.waits_until.as_deref().map(time::parse) {
+            None => Some("no_hook_waiting"),
+            Some(until) if until.is_none_or(|until| until < log.now()) => Some("wait_over"),
+            Some(_) => None,
+        }
+    };
+    if refused.is_some() {
+        return Ok(answer(refused, Some(request)));
     }
     let message = d.message.as_deref().filter(|_| !d.approved);
     let payload = json!({"requestId": d.request_id, "sessionId": request.session_id,
@@ -62,10 +82,10 @@ pub fn decide(log: &mut dyn Log, d: &Decide) -> Result<Verdict, DecideError> {
 
 pub fn expire(log: &mut dyn Log, request_id: &str) -> Result<Verdict, DecideError> {
     let Some(request) = permissions::get(log.conn(), request_id)? else {
-        return Ok(answer(false, None));
+        return Ok(answer(Some("unknown"), None));
     };
     if request.state != RequestState::Pending {
-        return Ok(answer(false, Some(request)));
+        return Ok(answer(Some("not_pending"), Some(request)));
     }
     let payload = json!({"requestId": request_id, "sessionId": request.session_id,
         "kind": request.kind, "tool": request.tool});
@@ -81,5 +101,5 @@ fn settled(log: &dyn Log, request_id: &str) -> Result<Verdict, DecideError> {
     if request.state == RequestState::Pending {
         return Err(DecideError::Invariant("a settled request is still pending"));
     }
-    Ok(answer(true, Some(request)))
+    Ok(answer(None, Some(request)))
 }

@@ -159,6 +159,15 @@ pub async fn event(
     };
     let view = View::parse(&parsed.event.payload);
     let asks = permission_requests::opens(&parsed.event.event_type, &view).is_some();
+    if let (true, Some(wait)) = (asks, wait) {
+        // This answer is the hook that waits: the request says so, and for how long.
+        let mut fields = view.fields().clone();
+        fields.insert(
+            permission_requests::WAIT_FIELD.into(),
+            wait.as_secs().into(),
+        );
+        parsed.event.payload = serde_json::Value::Object(fields).to_string();
+    }
     let appended = append_one(&state, parsed.event).await?;
     if let (true, Some(wait)) = (asks, wait) {
         return Ok(decision(&state, &appended, wait).await?);

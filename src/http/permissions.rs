@@ -28,9 +28,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 
-/// The longest a request may be waited for in one call (Claude Code's and Codex's own hook
-/// timeout is 600 s).
-pub const MAX_WAIT_SECONDS: u64 = 600;
+pub use crate::projection::permissions::MAX_WAIT_SECONDS;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -190,24 +188,13 @@ pub struct PlanBody {
     message: Option<String>,
 }
 
-/// What a decision or an expiry answers.
-#[derive(Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct Decided {
-    ok: bool,
-    /// Whether this call settled the request (`false`: it was settled already, or unknown).
-    resolved: bool,
-    /// The request as it stands (`null`: no such request).
-    request: Option<PermissionRequest>,
-}
-
 #[utoipa::path(
     post,
     path = "/permission-response",
     tag = "approvals",
     request_body(content = ResponseBody),
     responses(
-        (status = 200, description = "`resolved: true` if this decision settled the request; `false` if another came first, it was answered elsewhere, expired, or is unknown.", body = Decided),
+        (status = 200, description = "`resolved: true` if this decision settled the request; `false` if another came first, it was answered elsewhere, expired, or is unknown.", body = Answer),
         (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody),
         (status = 403, description = "A browser request from another site.", body = schemas::ErrorBody)
     )
@@ -218,7 +205,7 @@ pub async fn respond(
     caller: Option<Extension<Caller>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Decided>, ApiError> {
+) -> Result<Json<Answer>, ApiError> {
     let b: ResponseBody = decide::body(&state, body, None)?;
     let by = decider(caller, &headers)?;
     let command = decision(b.request_id, b.approved, b.message, by, false)?;
@@ -231,7 +218,7 @@ pub async fn respond(
     tag = "approvals",
     request_body(content = PlanBody),
     responses(
-        (status = 200, description = "As `POST /permission-response`, for an `ExitPlanMode` request only (`resolved: false` for any other).", body = Decided),
+        (status = 200, description = "As `POST /permission-response`, for an `ExitPlanMode` request only (`resolved: false` for any other).", body = Answer),
         (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody),
         (status = 403, description = "A browser request from another site.", body = schemas::ErrorBody)
     )
@@ -242,7 +229,7 @@ pub async fn approve_plan(
     caller: Option<Extension<Caller>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Decided>, ApiError> {
+) -> Result<Json<Answer>, ApiError> {
     let b: PlanBody = decide::body(&state, body, None)?;
     let by = decider(caller, &headers)?;
     let command = decision(b.plan_id, b.approved, b.message, by, true)?;
@@ -255,7 +242,7 @@ pub async fn approve_plan(
     tag = "approvals",
     params(("id" = String, Path, description = "The request id.")),
     responses(
-        (status = 200, description = "`resolved: true` if the request was pending and is now `expired`; otherwise the request as it was settled (a decision that came first is in it).", body = Decided),
+        (status = 200, description = "`resolved: true` if the request was pending and is now `expired`; otherwise the request as it was settled (a decision that came first is in it).", body = Answer),
         (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
     )
 )]
@@ -263,7 +250,7 @@ pub async fn approve_plan(
 pub async fn expire(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
-) -> Result<Json<Decided>, ApiError> {
+) -> Result<Json<Answer>, ApiError> {
     let request_id = decide::name("id", id)?;
     run(&state, Command::ExpirePermission { request_id }).await
 }
@@ -314,19 +301,11 @@ fn decider(
     })
 }
 
-async fn run(state: &AppState, command: Command) -> Result<Json<Decided>, ApiError> {
+async fn run(state: &AppState, command: Command) -> Result<Json<Answer>, ApiError> {
     let decided = state.store.writer.decide(command).await?;
     match decided.verdict {
         Verdict::Done(outcome) => match *outcome {
-            Outcome::Permission(Answer {
-                ok,
-                resolved,
-                request,
-            }) => Ok(Json(Decided {
-                ok,
-                resolved,
-                request,
-            })),
+            Outcome::Permission(answer) => Ok(Json(answer)),
             _ => Err(ApiError::Internal(
                 "a permission command answered with another outcome".into(),
             )),

@@ -48,6 +48,13 @@ pub const PREVIEW_CHARS: usize = 500;
 /// A decision's message is at most this long.
 pub const MESSAGE_CHARS: usize = 2000;
 
+/// The payload field in which a waiting hook says how long it waits, in seconds: the
+/// forwarder (`hook --approvals`) adds it to the body it delivers, `POST /event?wait=` to the
+/// one it stores.
+pub const WAIT_FIELD: &str = "hooklogWaitSeconds";
+/// The longest a hook may wait (Claude Code's and Codex's own hook timeout is 600 s).
+pub const MAX_WAIT_SECONDS: u64 = 600;
+
 /// The decision event, seed 000's name.
 pub const RESPONSE: &str = "permission_response";
 /// The expiry event.
@@ -68,6 +75,10 @@ pub struct PermissionRequest {
     /// One line saying what the tool would do (at most 500 characters).
     pub preview: Option<String>,
     pub opened_at: String,
+    /// When the hook waiting for a decision gives up (`hooks install --approvals`, the HTTP
+    /// hook's `?wait=`); `null` when no hook waits: the request is a record only, and cannot
+    /// be decided.
+    pub waits_until: Option<String>,
     #[schema(value_type = String)]
     pub state: RequestState,
     pub closed_at: Option<String>,
@@ -137,6 +148,16 @@ pub fn opened(event: &StoredEvent, view: &View) -> Option<PermissionRequest> {
     let preview = super::agent::preview::preview(view, tool)
         .or_else(|| input_key(view))
         .map(|p| clip(&p, PREVIEW_CHARS));
+    let waits_until = view
+        .get(WAIT_FIELD)
+        .and_then(serde_json::Value::as_u64)
+        .filter(|s| (1..=MAX_WAIT_SECONDS).contains(s))
+        .and_then(|s| {
+            let opened = crate::event::time::parse(&event.event_time)?;
+            Some(crate::event::time::format(
+                opened + chrono::Duration::seconds(s as i64),
+            ))
+        });
     Some(PermissionRequest {
         request_id: event.event_id.clone(),
         sequence: event.sequence,
@@ -146,6 +167,7 @@ pub fn opened(event: &StoredEvent, view: &View) -> Option<PermissionRequest> {
         tool: tool.to_string(),
         preview,
         opened_at: event.event_time.clone(),
+        waits_until,
         state: RequestState::Pending,
         closed_at: None,
         closed_by: None,
@@ -222,8 +244,8 @@ pub fn apply_hook(conn: &Connection, event: &StoredEvent, view: &View) -> rusqli
     if let Some(request) = opened(event, view) {
         conn.prepare_cached(
             "INSERT OR IGNORE INTO permission_requests (sequence, request_id, session_id, kind,
-                 tool, input_key, preview, opened_at, state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                 tool, input_key, preview, opened_at, state, waits_until)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?
         .execute(params![
             request.sequence,
@@ -235,6 +257,7 @@ pub fn apply_hook(conn: &Connection, event: &StoredEvent, view: &View) -> rusqli
             request.preview,
             request.opened_at,
             request.state,
+            request.waits_until,
         ])?;
         return Ok(());
     }
@@ -306,7 +329,7 @@ pub fn apply_outcome(conn: &Connection, event: &StoredEvent, view: &View) -> rus
 }
 
 const COLUMNS: &str = "sequence, request_id, session_id, kind, tool, preview, opened_at, state,
-     closed_at, closed_by, decided_by, message";
+     closed_at, closed_by, decided_by, message, waits_until";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<PermissionRequest> {
     let session_id: String = r.get(2)?;
@@ -324,6 +347,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PermissionRequest> {
         closed_by: r.get(9)?,
         decided_by: r.get(10)?,
         message: r.get(11)?,
+        waits_until: r.get(12)?,
     })
 }
 

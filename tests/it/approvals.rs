@@ -15,9 +15,12 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_hooklog");
 const DEADLINE: Duration = Duration::from_secs(20);
 
+/// A `PermissionRequest` as a waiting hook delivers it: saying it waits 60 s (the forwarder and
+/// `?wait=` put their own wait there).
 fn request_body(session: &str, tool: &str, command: &str) -> Value {
     json!({"hook_event_name": "PermissionRequest", "session_id": session, "tool_name": tool,
-        "tool_input": {"command": command}, "cwd": "/tmp/project", "permission_mode": "default"})
+        "tool_input": {"command": command}, "cwd": "/tmp/project", "permission_mode": "default",
+        "hooklogWaitSeconds": 60})
 }
 
 /// `hooklog hook --approvals SECONDS` with `body` on stdin, running.
@@ -361,7 +364,8 @@ async fn racing_decisions_settle_a_request_once_and_plans_take_only_plan_approve
 
     // seed 000's /plan/approve decides an ExitPlanMode request, and only that.
     let plan = json!({"hook_event_name": "PermissionRequest", "session_id": "r1",
-        "tool_name": "ExitPlanMode", "tool_input": {"plan": "1. refactor"}});
+        "tool_name": "ExitPlanMode", "tool_input": {"plan": "1. refactor"},
+        "hooklogWaitSeconds": 60});
     let plan_id = app.post_hook_ok(plan).await["requestId"].clone();
     let other_id = app.post_hook_ok(request_body("r1", "Edit", "y")).await["requestId"].clone();
     let approve = |id: &Value, approved: bool| {
@@ -416,6 +420,35 @@ async fn bad_decisions_are_refused_and_change_nothing() {
         .await
         .unwrap();
     assert_eq!(response.status().as_u16(), 403);
+    assert_eq!(app.event_count(), before, "nothing was stored");
+    // A request no hook waits on is a record only: no decision is taken for it.
+    let mut unwaited = request_body("b1", "Bash", "y");
+    unwaited
+        .as_object_mut()
+        .unwrap()
+        .remove("hooklogWaitSeconds");
+    let record = app.post_hook_ok(unwaited).await;
+    let (_, row) = app
+        .get(&format!(
+            "/permission-requests/{}",
+            record["requestId"].as_str().unwrap()
+        ))
+        .await;
+    assert_eq!(row["waitsUntil"], Value::Null);
+    let before = app.event_count();
+    let (status, refused) = app
+        .post_raw(
+            "/permission-response",
+            "application/json",
+            json!({"requestId": record["requestId"]})
+                .to_string()
+                .into_bytes(),
+        )
+        .await;
+    assert_eq!(status.as_u16(), 200);
+    assert_eq!(refused["resolved"], false);
+    assert_eq!(refused["reason"], "no_hook_waiting");
+    assert_eq!(refused["request"]["state"], "pending");
     // An unknown id: seed 000's `resolved: false`.
     let (status, unknown) = app
         .post_raw(
@@ -427,7 +460,7 @@ async fn bad_decisions_are_refused_and_change_nothing() {
     assert_eq!(status.as_u16(), 200);
     assert_eq!(
         unknown,
-        json!({"ok": true, "resolved": false, "request": null})
+        json!({"ok": true, "resolved": false, "reason": "unknown", "request": null})
     );
     let (status, _) = app.get("/permission-requests/nope").await;
     assert_eq!(status.as_u16(), 404);

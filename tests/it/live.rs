@@ -316,7 +316,7 @@ async fn permission_requests_are_framed_and_decided_over_the_socket() {
     let asked = app
         .post_hook_ok(
             json!({"hook_event_name": "PermissionRequest", "session_id": "w1",
-            "tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}),
+            "tool_name": "Bash", "tool_input": {"command": "rm -rf build"}, "hooklogWaitSeconds": 60}),
         )
         .await;
     let request = asked["requestId"].as_str().unwrap().to_string();

@@ -665,7 +665,7 @@ async fn every_documented_status_is_produced() {
     .await;
 
     // Approvals.
-    let asked = r#"{"hook_event_name":"PermissionRequest","session_id":"p1","tool_name":"Bash","tool_input":{"command":"ls"}}"#;
+    let asked = r#"{"hook_event_name":"PermissionRequest","session_id":"p1","tool_name":"Bash","tool_input":{"command":"ls"},"hooklogWaitSeconds":60}"#;
     let opened = x.send("post", "/event", "/event", Some(asked), 200).await;
     let request = opened["requestId"].as_str().unwrap().to_string();
     let one = "/permission-requests/{id}";

@@ -72,8 +72,13 @@ async fn decide(state: &AppState, decision: client::Decision) -> Option<Value> {
             }
             _ => Some(client::Refusal::NotPending.toast()),
         },
-        Err(e) => Some(json!({"type": "server_toast", "level": "error",
-            "code": "not_stored", "message": format!("the decision was not stored: {e}")})),
+        Err(e) => {
+            tracing::warn!(error = %e, "a socket's decision was not stored");
+            Some(
+                json!({"type": "server_toast", "level": "error", "code": "not_stored",
+                "message": "the decision was not stored; try again"}),
+            )
+        }
     }
 }
 

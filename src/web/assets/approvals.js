@@ -19,6 +19,11 @@ const CLOSES = new Set([
 /** A settled panel shows its outcome this long. */
 const OUTCOME_MS = 60_000;
 
+/** Whether a pending request can be decided here: a hook waits for it, and still does. One
+ * no hook waits on (installed without `--approvals`) is a record only, and hooklog refuses a
+ * decision for it. */
+const offered = (row) => Boolean(row.waitsUntil) && Date.parse(row.waitsUntil) > Date.now();
+
 const opens = (envelope) => envelope.type === "PermissionRequest" || envelope.payload?.type === "permission_request";
 
 export class Approvals {
@@ -67,7 +72,7 @@ export class Approvals {
     const now = new Map(this.rows.map((r) => [r.requestId, r]));
     const fresh = [];
     for (const row of this.rows) {
-      if (row.state !== "pending" || this.panels.has(row.requestId)) continue;
+      if (row.state !== "pending" || !offered(row) || this.panels.has(row.requestId)) continue;
       this.panels.set(row.requestId, new Approval(row));
       if (this.loaded) fresh.push(row);
     }

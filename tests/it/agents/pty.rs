@@ -181,13 +181,14 @@ impl Tui {
         mark
     }
 
-    /// Waits until the turn started at `mark` is over: the scripted model's closing text
-    /// (`done N`) shown, then the idle footer again. Typed input only reaches the prompt
-    /// (`/exit` included) once the turn is over.
+    /// Waits until the turn started at `mark` is over: the busy footer (`esc to interrupt`)
+    /// shown, and after its last showing the idle footer again. (Not the model's closing text:
+    /// the screen draws words in pieces, and under load `done 3` came out as `d ne 3`.) Typed
+    /// input only reaches the prompt (`/exit` included) once the turn is over.
     pub async fn wait_turn_end(&self, mark: usize) {
         self.wait_for("the end of the turn", mark, |screen| {
             screen
-                .find("done ")
+                .rfind("esc to interrupt")
                 .is_some_and(|at| screen[at..].contains("for shortcuts"))
         })
         .await;
