@@ -164,7 +164,11 @@ pub async fn settled_within(
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResponseBody {
     /// The request's id (`requestId` of `GET /permission-requests`).
-    #[schema(min_length = 1, max_length = 256)]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
+    )]
     request_id: String,
     /// `false` denies; anything else (or nothing) allows, as seed 000 reads it.
     #[serde(default)]
@@ -179,7 +183,11 @@ pub struct ResponseBody {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PlanBody {
     /// The plan's request id (an `ExitPlanMode` request of `GET /permission-requests`).
-    #[schema(min_length = 1, max_length = 256)]
+    #[schema(
+        min_length = 1,
+        max_length = 256,
+        pattern = r"^[^\x00-\x1F\x7F-\x9F]*$"
+    )]
     plan_id: String,
     #[serde(default)]
     approved: Option<bool>,
@@ -242,8 +250,7 @@ pub async fn approve_plan(
     tag = "approvals",
     params(("id" = String, Path, description = "The request id.")),
     responses(
-        (status = 200, description = "`resolved: true` if the request was pending and is now `expired`; otherwise the request as it was settled (a decision that came first is in it).", body = Answer),
-        (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
+        (status = 200, description = "`resolved: true` if the request was pending and is now `expired`; otherwise the request as it was settled (a decision that came first is in it).", body = Answer)
     )
 )]
 /// `POST /permission-requests/{id}/expire`: the waiting hook's time is up.
@@ -251,8 +258,8 @@ pub async fn expire(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<Answer>, ApiError> {
-    let request_id = decide::name("id", id)?;
-    run(&state, Command::ExpirePermission { request_id }).await
+    // Any id: one that names no request is answered `resolved: false`.
+    run(&state, Command::ExpirePermission { request_id: id }).await
 }
 
 fn decision(
