@@ -90,8 +90,6 @@ enum Then {
     Stop,
 }
 
-/// Takes the group received and those already waiting: the highest sequence they hold, and
-/// whether any event after `last` among them may have a change row ([`may_change`]).
 /// Whether an event may have a change row: a session's hook event, transcript record (its
 /// hero's model) or coordination outcome (a permission decision).
 fn may_change(event: &crate::event::StoredEvent) -> bool {
@@ -103,6 +101,8 @@ fn may_change(event: &crate::event::StoredEvent) -> bool {
         )
 }
 
+/// Takes the group received and those already waiting: the highest sequence they hold, and
+/// whether any event after `last` among them may have a change row ([`may_change`]).
 fn gather(
     first: Result<Arc<Published>, RecvError>,
     live: &mut Subscription,

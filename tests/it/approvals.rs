@@ -47,7 +47,7 @@ pub(crate) fn printed(child: Child) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-async fn get(url: &str, path: &str) -> Value {
+pub(crate) async fn get(url: &str, path: &str) -> Value {
     reqwest::get(format!("{url}{path}"))
         .await
         .unwrap()
@@ -56,7 +56,7 @@ async fn get(url: &str, path: &str) -> Value {
         .unwrap()
 }
 
-async fn post(url: &str, path: &str, body: &Value) -> (u16, Value) {
+pub(crate) async fn post(url: &str, path: &str, body: &Value) -> (u16, Value) {
     let response = reqwest::Client::new()
         .post(format!("{url}{path}"))
         .json(body)
@@ -66,11 +66,16 @@ async fn post(url: &str, path: &str, body: &Value) -> (u16, Value) {
     (response.status().as_u16(), response.json().await.unwrap())
 }
 
-async fn pending(url: &str) -> Vec<Value> {
-    get(url, "/permission-requests?state=pending").await["permissionRequests"]
+/// The requests `GET /permission-requests?{query}` lists.
+pub(crate) async fn requests(url: &str, query: &str) -> Vec<Value> {
+    get(url, &format!("/permission-requests?{query}")).await["permissionRequests"]
         .as_array()
         .unwrap()
         .clone()
+}
+
+async fn pending(url: &str) -> Vec<Value> {
+    requests(url, "state=pending").await
 }
 
 /// The id of the one pending request, once the database file has one.

@@ -8,7 +8,7 @@
 //! Skipped, with a message, where `chromium` or `chromedriver` is missing; under `CI=true`
 //! that is a failure.
 
-use crate::approvals::{count, forwarder, printed, types};
+use crate::approvals::{count, forwarder, post, printed, requests, types};
 use crate::browser::{Browser, ONE_BROWSER, chromium};
 use crate::common::ServerProcess;
 use serde_json::{Value, json};
@@ -32,22 +32,6 @@ async fn decision(child: Child) -> Value {
     .expect("the forwarder exits once the request is decided")
     .unwrap();
     serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"))
-}
-
-async fn get(url: &str, path: &str) -> Value {
-    reqwest::get(format!("{url}{path}"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
-async fn requests(url: &str, query: &str) -> Vec<Value> {
-    get(url, &format!("/permission-requests?{query}")).await["permissionRequests"]
-        .as_array()
-        .unwrap()
-        .clone()
 }
 
 /// Puts the tab "in the background" (`document.hidden`) and stands in for the browser's
@@ -154,13 +138,8 @@ async fn a_request_is_denied_from_its_board_card_with_a_message_the_forwarder_pr
         .await;
     let notification = json!({"hook_event_name": "Notification", "session_id": "s1",
         "notification_type": "permission_prompt", "message": "Claude needs your permission to use Bash"});
-    let posted = reqwest::Client::new()
-        .post(format!("{url}/event"))
-        .json(&notification)
-        .send()
-        .await
-        .unwrap();
-    assert!(posted.status().is_success());
+    let (status, _) = post(&url, "/event", &notification).await;
+    assert_eq!(status, 200);
     browser
         .wait_until(
             DEADLINE,
@@ -254,15 +233,12 @@ async fn a_request_is_allowed_from_its_session_page_and_one_settled_elsewhere_lo
     // The second is denied by another client: its buttons go, the first keeps its own.
     let pending = requests(&url, "session=s2&state=pending").await;
     let push = pending.iter().find(|r| r["preview"] == "git push").unwrap()["requestId"].clone();
-    let answer: Value = reqwest::Client::new()
-        .post(format!("{url}/permission-response"))
-        .json(&json!({"requestId": push, "approved": false}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, answer) = post(
+        &url,
+        "/permission-response",
+        &json!({"requestId": push, "approved": false}),
+    )
+    .await;
     assert_eq!(answer["resolved"], true, "{answer}");
     assert_eq!(
         decision(second).await["hookSpecificOutput"]["decision"],

@@ -5,6 +5,8 @@
 //! hero overrides), so they are refused, like anything malformed, with a compact
 //! `server_toast`. A toast never echoes the message, and never closes the socket.
 
+use crate::http::decide::MAX_NAME_CHARS;
+use crate::projection::permissions::MESSAGE_CHARS;
 use serde_json::{Value, json};
 
 /// Largest client message read: anything longer is refused with a toast (the socket's own
@@ -109,12 +111,12 @@ pub fn read(text: &str, now: &str) -> Incoming {
         let approved = message.get("approved").and_then(Value::as_bool);
         let note = match message.get("message") {
             None | Some(Value::Null) => Some(None),
-            Some(Value::String(m)) if m.chars().count() <= 2000 => Some(Some(m.clone())),
+            Some(Value::String(m)) if m.chars().count() <= MESSAGE_CHARS => Some(Some(m.clone())),
             Some(_) => None,
         };
         return match (id, approved, note) {
             (Some(id), Some(approved), Some(note))
-                if !id.is_empty() && id.chars().count() <= 256 =>
+                if !id.is_empty() && id.chars().count() <= MAX_NAME_CHARS =>
             {
                 Incoming::Decide(Decision {
                     request_id: id.to_string(),

@@ -158,15 +158,7 @@ async fn decide_in_hooklog(decision: Value) -> (Rig, Value, String) {
     let id = request["requestId"].as_str().unwrap().to_string();
     let mut body = decision;
     body["requestId"] = json!(id);
-    let answer: Value = reqwest::Client::new()
-        .post(format!("{}/permission-response", rig.url))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, answer) = crate::approvals::post(&rig.url, "/permission-response", &body).await;
     assert_eq!(answer["resolved"], true, "{answer:#}");
     // No key is pressed: hooklog's answer is the only one.
     tui.wait_turn_end(turn).await;
