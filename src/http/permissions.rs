@@ -68,6 +68,9 @@ pub async fn list(
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> Result<Json<RequestList>, ApiError> {
     let limit = page_limit_or(query.limit, DEFAULT_ROWS)?;
+    if query.before.is_some_and(|b| b < 1) {
+        return Err(ApiError::invalid("before must be a sequence (1 or more)"));
+    }
     let select = Select {
         state: check_state::<RequestState>(query.state.as_deref())?,
         session: query.session,

@@ -471,6 +471,8 @@ async fn bad_decisions_are_refused_and_change_nothing() {
     assert_eq!(status.as_u16(), 404);
     let (status, _) = app.get("/permission-requests?state=maybe").await;
     assert_eq!(status.as_u16(), 400);
+    let (status, _) = app.get("/permission-requests?before=0").await;
+    assert_eq!(status.as_u16(), 400);
     let (status, _) = app
         .get(&format!(
             "/permission-requests/{}?wait=601",
