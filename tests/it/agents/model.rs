@@ -34,8 +34,13 @@ pub struct Model {
     pub url: String,
     models: Arc<Mutex<Vec<String>>>,
     claude_calls: Arc<Mutex<Vec<Value>>>,
+    closings: Closings,
     server: tokio::task::JoinHandle<()>,
 }
+
+/// The closing texts Claude Code's conversation was answered, in order: one per finished
+/// turn (the calls without tools, such as a title, are not counted).
+pub type Closings = Arc<Mutex<Vec<String>>>;
 
 #[derive(Clone)]
 struct State {
@@ -45,16 +50,19 @@ struct State {
     models: Arc<Mutex<Vec<String>>>,
     /// Claude Code's calls (`POST /v1/messages` bodies), in order.
     claude_calls: Arc<Mutex<Vec<Value>>>,
+    closings: Closings,
 }
 
 impl Model {
     pub async fn start() -> Model {
         let models = Arc::new(Mutex::new(Vec::new()));
         let claude_calls = Arc::new(Mutex::new(Vec::new()));
+        let closings = Closings::default();
         let state = State {
             next: Arc::new(AtomicU64::new(1)),
             models: models.clone(),
             claude_calls: claude_calls.clone(),
+            closings: closings.clone(),
         };
         let app = Router::new()
             .route("/v1/messages", post(messages))
@@ -70,8 +78,14 @@ impl Model {
             url,
             models,
             claude_calls,
+            closings,
             server,
         }
+    }
+
+    /// Claude Code's closing answers so far, shared: a TUI test waits on it.
+    pub fn closings(&self) -> Closings {
+        self.closings.clone()
     }
 
     /// The tool results Claude Code handed back to the model, each once, in the order first
@@ -195,7 +209,11 @@ async fn messages(
             _ => Turn::Other,
         }
     });
-    let command = next_command(turns).filter(|_| body["tools"].is_array());
+    let conversation = body["tools"].is_array();
+    let command = next_command(turns).filter(|_| conversation);
+    if command.is_none() && conversation {
+        state.closings.lock().unwrap().push(format!("done {n}"));
+    }
     let usage = json!({
         "input_tokens": CLAUDE_INPUT, "output_tokens": 1,
         "cache_creation_input_tokens": CLAUDE_CACHE_WRITE,

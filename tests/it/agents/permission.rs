@@ -120,7 +120,7 @@ async fn a_permission_request_hook_without_a_decision_leaves_the_dialog_to_the_k
     // The dialog shows while the hook runs; the hook says nothing, so a key answers it.
     tui.until("the hook to run", || hook.input().is_some())
         .await;
-    tui.wait_for("Claude Code's permission dialog", turn, |screen| {
+    tui.wait_for("Claude Code's permission dialog", |screen| {
         screen.contains("Do you want to proceed?")
     })
     .await;

@@ -2,7 +2,7 @@
 //! only place (with its SDK mode) where a `PermissionRequest` hook fires.
 //!
 //! [`Tui`] starts a command as the leader of a new session whose controlling terminal is the
-//! pty, reads everything it prints into a buffer on a thread, types with [`Tui::send`], and
+//! pty, keeps what it prints on a terminal emulator's screen (vt100) on a thread, types with [`Tui::send`], and
 //! waits, with a deadline and never a fixed sleep, for the screen or any other condition
 //! ([`Tui::wait_for`], [`Tui::until`]). Dropping it kills the whole process group.
 //!
@@ -11,6 +11,7 @@
 //! elsewhere", and shared/AGENTS.md say how this was found).
 
 use super::Rig;
+use super::model::Closings;
 use rustix::fs::{Mode, OFlags};
 use rustix::process::{Pid, Signal};
 use rustix::pty::OpenptFlags;
@@ -35,13 +36,25 @@ const ROWS: u16 = 50;
 /// it finds in the environment, unless `~/.claude.json` approved its last 20 characters.
 const API_KEY: &str = "sk-scripted";
 
+/// Claude Code's footer while a turn runs, and under an idle prompt.
+const BUSY: &str = "esc to interrupt";
+const IDLE: &str = "for shortcuts";
+
 pub struct Tui {
     child: Child,
     pid: Pid,
     master: File,
-    /// Everything the program printed, as bytes.
-    output: Arc<Mutex<Vec<u8>>>,
+    /// The terminal as a person sees it, kept by the reading thread: a real terminal
+    /// emulator's screen, not the output's text, since Claude Code's renderer redraws only the
+    /// cells that changed (a word on the screen need never appear whole in the output: under
+    /// load `done 3` was printed as `d`, a cursor move, `ne 3`).
+    screen: Arc<Mutex<vt100::Parser>>,
+    /// The scripted model's closing answers, for [`Tui::wait_turn_end`] ([`Tui::claude`]).
+    closings: Closings,
 }
+
+/// A turn typed with [`Tui::submit`]: which of the model's closing answers ends it.
+pub struct Turn(usize);
 
 impl Tui {
     /// Starts `command` in a new pseudo-terminal of [`COLUMNS`] x [`ROWS`], as the leader of
@@ -88,20 +101,22 @@ impl Tui {
         // program and everything it started have gone.
         drop(command);
         let pid = Pid::from_child(&child);
-        let output = Arc::new(Mutex::new(Vec::new()));
-        let (sink, mut reader) = (output.clone(), master.try_clone().unwrap());
+        let (rows, columns) = (ROWS.try_into().unwrap(), COLUMNS.try_into().unwrap());
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, columns, 0)));
+        let (sink, mut reader) = (screen.clone(), master.try_clone().unwrap());
         std::thread::spawn(move || {
             let mut buffer = [0u8; 16384];
             // EIO once no process holds the slave side any more.
             while let Ok(n @ 1..) = reader.read(&mut buffer) {
-                sink.lock().unwrap().extend_from_slice(&buffer[..n]);
+                sink.lock().unwrap().process(&buffer[..n]);
             }
         });
         Tui {
             child,
             pid,
             master,
-            output,
+            screen,
+            closings: Closings::default(),
         }
     }
 
@@ -120,12 +135,11 @@ impl Tui {
             .env("TERM", "xterm-256color")
             .env_remove("IS_SANDBOX")
             .args(args);
-        let tui = Tui::start(command);
+        let mut tui = Tui::start(command);
+        tui.closings = rig.model.closings();
         // The footer under an empty prompt.
-        tui.wait_for("Claude Code's prompt", 0, |screen| {
-            screen.contains("for shortcuts")
-        })
-        .await;
+        tui.wait_for("Claude Code's prompt", |screen| screen.contains(IDLE))
+            .await;
         tui
     }
 
@@ -135,61 +149,54 @@ impl Tui {
         self.master.flush().unwrap();
     }
 
-    /// How much the program has printed so far: a mark for [`Tui::wait_for`].
-    pub fn mark(&self) -> usize {
-        self.output.lock().unwrap().len()
+    /// The screen as it is now, as text: one line per row.
+    pub fn screen(&self) -> String {
+        self.screen.lock().unwrap().screen().contents()
     }
 
-    /// What the program printed since `mark`, as text ([`screen_text`]).
-    pub fn screen(&self, mark: usize) -> String {
-        let output = self.output.lock().unwrap();
-        screen_text(&output[mark.min(output.len())..])
-    }
-
-    /// Waits until what the program printed since `mark` satisfies `ok`; panics after
-    /// [`TUI_DEADLINE`] with the end of the screen.
-    pub async fn wait_for(&self, what: &str, mark: usize, ok: impl Fn(&str) -> bool) {
-        self.until(what, || ok(&self.screen(mark))).await;
+    /// Waits until the screen as it is now satisfies `ok`; panics after [`TUI_DEADLINE`]
+    /// with the screen.
+    pub async fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) {
+        self.until(what, || ok(&self.screen())).await;
     }
 
     /// Waits until `ok` holds (checked every 20 ms); panics after [`TUI_DEADLINE`] with the
-    /// end of the screen.
+    /// screen.
     pub async fn until(&self, what: &str, mut ok: impl FnMut() -> bool) {
         let start = Instant::now();
         while !ok() {
             if start.elapsed() > TUI_DEADLINE {
                 panic!(
-                    "timed out waiting for {what}; the screen ended with:\n{}",
-                    self.tail()
+                    "timed out waiting for {what}; the screen:\n{}",
+                    self.screen().trim_end()
                 );
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
-    /// Types a prompt, waits until the TUI shows it, and presses Enter. Returns the mark
-    /// the turn's output starts at.
-    pub async fn submit(&mut self, prompt: &str) -> usize {
-        let mark = self.mark();
+    /// Types a prompt, waits until the TUI shows it, and presses Enter.
+    pub async fn submit(&mut self, prompt: &str) -> Turn {
         self.send(prompt);
-        self.wait_for(&format!("the prompt {prompt:?} typed"), mark, |screen| {
+        self.wait_for(&format!("the prompt {prompt:?} typed"), |screen| {
             screen.contains(prompt)
         })
         .await;
-        let mark = self.mark();
+        let turn = Turn(self.closings.lock().unwrap().len());
         self.send("\r");
-        mark
+        turn
     }
 
-    /// Waits until the turn started at `mark` is over: the busy footer (`esc to interrupt`)
-    /// shown, and after its last showing the idle footer again. (Not the model's closing text:
-    /// the screen draws words in pieces, and under load `done 3` came out as `d ne 3`.) Typed
-    /// input only reaches the prompt (`/exit` included) once the turn is over.
-    pub async fn wait_turn_end(&self, mark: usize) {
-        self.wait_for("the end of the turn", mark, |screen| {
-            screen
-                .rfind("esc to interrupt")
-                .is_some_and(|at| screen[at..].contains("for shortcuts"))
+    /// Waits until `turn` is over: the model has given its closing answer, the screen shows
+    /// it, and the footer is the idle one ([`IDLE`], not [`BUSY`]: the turn's hooks have run).
+    /// Not the busy footer seen and then gone: a turn can be over before it is ever drawn.
+    /// Typed input only reaches the prompt (`/exit` included) once the turn is over.
+    pub async fn wait_turn_end(&self, turn: Turn) {
+        self.wait_for("the end of the turn", |screen| {
+            let closings = self.closings.lock().unwrap();
+            closings.get(turn.0).is_some_and(|closing| {
+                screen.contains(closing.as_str()) && screen.contains(IDLE) && !screen.contains(BUSY)
+            })
         })
         .await;
     }
@@ -207,17 +214,7 @@ impl Tui {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        status.unwrap_or_else(|| panic!("/exit did not end it:\n{}", self.tail()))
-    }
-
-    /// The last lines of the screen, for a failure's message.
-    pub fn tail(&self) -> String {
-        let screen = self.screen(0);
-        let start = screen.len().saturating_sub(3000);
-        let start = (start..screen.len())
-            .find(|&i| screen.is_char_boundary(i))
-            .unwrap_or(screen.len());
-        screen[start..].to_string()
+        status.unwrap_or_else(|| panic!("/exit did not end it:\n{}", self.screen().trim_end()))
     }
 }
 
@@ -242,60 +239,4 @@ fn first_run_done(rig: &Rig) {
     config["customApiKeyResponses"] = json!({"approved": [API_KEY], "rejected": []});
     config["projects"][project.to_string_lossy().as_ref()]["hasTrustDialogAccepted"] = json!(true);
     std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
-}
-
-/// A terminal's output as plain text: an escape sequence that moves the cursor becomes one
-/// space (Claude Code's renderer moves the cursor over the blanks between words), any other
-/// escape sequence and control character is dropped, and runs of blanks are one space. Good
-/// for "does the screen say X", not for its layout.
-pub fn screen_text(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let blank = |out: &mut String| {
-        if !out.ends_with(' ') {
-            out.push(' ');
-        }
-    };
-    while let Some(c) = chars.next() {
-        match c {
-            '\x1b' => match chars.next() {
-                // CSI: parameters and intermediates, then one final byte.
-                Some('[') => {
-                    let mut last = None;
-                    for c in chars.by_ref() {
-                        if ('\x40'..='\x7e').contains(&c) {
-                            last = Some(c);
-                            break;
-                        }
-                    }
-                    if matches!(last, Some('A'..='H' | 'J' | 'K' | 'd' | 'f')) {
-                        blank(&mut out);
-                    }
-                }
-                // OSC, DCS, APC, PM, SOS: up to BEL or ST.
-                Some(']' | 'P' | '_' | '^' | 'X') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            },
-            '\r' | '\n' | '\t' | ' ' | '\u{a0}' => blank(&mut out),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[test]
-fn screen_text_reads_claude_codes_cursor_moves_as_blanks() {
-    let bytes = b"\x1b]0;\xe2\x9c\xb3 Claude Code\x07\x1b[38;5;246mrun:\x1b[8Gecho\x1b[13Ghi\x1b[16G>\x1b[18Gx.txt\x1b[39m\r\r\n\x1b[1mBash\x1b[22m(echo hi)\r\n  ? for\x1b[9Gshortcuts";
-    assert_eq!(
-        screen_text(bytes),
-        "run: echo hi > x.txt Bash(echo hi) ? for shortcuts"
-    );
 }
