@@ -36,6 +36,8 @@ pub struct Rules {
 pub trait Log {
     fn conn(&self) -> &Connection;
     fn now(&self) -> DateTime<Utc>;
+    /// This hooklog's name, recorded on the events it stores (`serve --origin`).
+    fn origin(&self) -> &str;
     /// Appends an outcome event. Coordination events belong to no session (a claim names its
     /// session in the payload): they must not count as, or number within, an agent's session.
     fn append(&mut self, event_type: &str, payload: Value) -> Result<StoredEvent, DecideError> {

@@ -35,7 +35,9 @@ pub struct Answer {
     pub resolved: bool,
     /// Why it did not: `unknown`, `not_pending` (settled already), `no_hook_waiting` (the
     /// request is a record only: no hook was installed to wait for a decision), `wait_over`
-    /// (the waiting hook has given up), `not_a_plan` (`POST /plan/approve` for another kind).
+    /// (the waiting hook has given up), `not_a_plan` (`POST /plan/approve` for another kind),
+    /// `other_origin` (another hooklog stored it, and its hook waits there: an aggregator's
+    /// copy cannot be decided).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<String>)]
     pub reason: Option<&'static str>,
@@ -59,6 +61,8 @@ pub fn decide(log: &mut dyn Log, d: &Decide) -> Result<Verdict, DecideError> {
     };
     let refused = if request.state != RequestState::Pending {
         Some("not_pending")
+    } else if !stored_here(log, &request) {
+        Some("other_origin")
     } else if d.plan_only && request.kind != RequestKind::Plan {
         Some("not_a_plan")
     } else {
@@ -87,10 +91,19 @@ pub fn expire(log: &mut dyn Log, request_id: &str) -> Result<Verdict, DecideErro
     if request.state != RequestState::Pending {
         return Ok(answer(Some("not_pending"), Some(request)));
     }
+    if !stored_here(log, &request) {
+        return Ok(answer(Some("other_origin"), Some(request)));
+    }
     let payload = json!({"requestId": request_id, "sessionId": request.session_id,
         "kind": request.kind, "tool": request.tool});
     log.append_in(&request.session_id, EXPIRED, payload)?;
     settled(log, request_id)
+}
+
+/// Whether this hooklog stored the request, so that a hook waits on it here. On an aggregator
+/// the request and its decision both come from the agent's own hooklog.
+fn stored_here(log: &dyn Log, request: &PermissionRequest) -> bool {
+    request.origin.as_deref() == Some(log.origin())
 }
 
 fn settled(log: &dyn Log, request_id: &str) -> Result<Verdict, DecideError> {

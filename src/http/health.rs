@@ -19,6 +19,8 @@ pub struct Health {
     #[schema(value_type = String)]
     writer: WriterState,
     version: &'static str,
+    /// This hooklog's name, recorded on the events it stores (`serve --origin`).
+    origin: String,
     uptime_ms: u128,
     /// Seed 000's flag for a server that makes up its heroes (its demo generator): hooklog's
     /// come from the log, always.
@@ -65,6 +67,7 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>)
         ok,
         writer,
         version: env!("CARGO_PKG_VERSION"),
+        origin: state.config.origin.clone(),
         uptime_ms: state.started.elapsed().as_millis(),
         mock: false,
         time: time::now(),

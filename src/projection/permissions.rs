@@ -88,6 +88,9 @@ pub struct PermissionRequest {
     pub decided_by: Option<String>,
     /// A deny's message, as the agent is given it.
     pub message: Option<String>,
+    /// The hooklog that stored the request (`serve --origin`): only it can give the waiting
+    /// hook a decision; an aggregator's copy is for reading (`null` once pruned).
+    pub origin: Option<String>,
 }
 
 impl PermissionRequest {
@@ -173,6 +176,7 @@ pub fn opened(event: &StoredEvent, view: &View) -> Option<PermissionRequest> {
         closed_by: None,
         decided_by: None,
         message: None,
+        origin: Some(event.origin.clone()),
     })
 }
 
@@ -328,8 +332,10 @@ pub fn apply_outcome(conn: &Connection, event: &StoredEvent, view: &View) -> rus
     Ok(())
 }
 
+/// The row, and the origin of the event that opened it (one probe of the log's primary key).
 const COLUMNS: &str = "sequence, request_id, session_id, kind, tool, preview, opened_at, state,
-     closed_at, closed_by, decided_by, message, waits_until";
+     closed_at, closed_by, decided_by, message, waits_until,
+     (SELECT origin FROM events WHERE events.sequence = permission_requests.sequence)";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<PermissionRequest> {
     let session_id: String = r.get(2)?;
@@ -348,6 +354,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PermissionRequest> {
         decided_by: r.get(10)?,
         message: r.get(11)?,
         waits_until: r.get(12)?,
+        origin: r.get(13)?,
     })
 }
 

@@ -519,3 +519,53 @@ async fn the_wait_survives_a_restart_of_hooklog() {
         json!({"behavior": "allow"})
     );
 }
+
+/// An aggregator holds other machines' requests (issue 40's "left open"): it shows them, and
+/// says whose they are, but a decision or an expiry there is refused, since the hook waits on
+/// the agent's own hooklog; its requests stay decidable as before.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_another_hooklog_stored_is_shown_but_decided_only_where_its_hook_waits() {
+    let app = common::spawn_app().await;
+    let (_, health) = app.get("/health").await;
+    let here = health["origin"].as_str().unwrap().to_string();
+    assert_ne!(here, "laptop-1");
+    // As an aggregator stores it: the stored envelope, with the origin that stored it first.
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let remote = json!({"id": "laptop-req-1", "type": "PermissionRequest",
+        "context": {"sessionId": "r1", "source": "hook", "eventTime": now, "receivedAt": now,
+            "origin": "laptop-1"},
+        "payload": request_body("r1", "Bash", "make deploy")});
+    let (status, answer) = app.post_json(&remote).await;
+    assert_eq!(status.as_u16(), 200, "{answer}");
+    let local = app
+        .post_hook_ok(request_body("l1", "Bash", "make test"))
+        .await["requestId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let rows = requests(&app.url, "state=pending").await;
+    let origin_of =
+        |id: &str| rows.iter().find(|r| r["requestId"] == id).unwrap()["origin"].clone();
+    assert_eq!(origin_of("laptop-req-1"), "laptop-1", "{rows:#?}");
+    assert_eq!(origin_of(&local), here.as_str(), "{rows:#?}");
+
+    let before = app.event_count();
+    let allow = json!({"requestId": "laptop-req-1", "approved": true});
+    let (status, refused) = post(&app.url, "/permission-response", &allow).await;
+    assert_eq!(status, 200, "{refused}");
+    assert_eq!(refused["resolved"], false, "{refused}");
+    assert_eq!(refused["reason"], "other_origin", "{refused}");
+    assert_eq!(refused["request"]["state"], "pending", "{refused}");
+    let (_, expired) = post(
+        &app.url,
+        "/permission-requests/laptop-req-1/expire",
+        &json!({}),
+    )
+    .await;
+    assert_eq!(expired["reason"], "other_origin", "{expired}");
+    assert_eq!(app.event_count(), before, "nothing was stored");
+
+    let allow = json!({"requestId": local, "approved": true});
+    let (_, decided) = post(&app.url, "/permission-response", &allow).await;
+    assert_eq!(decided["resolved"], true, "{decided}");
+}

@@ -75,6 +75,10 @@ impl coordination::Log for DecisionLog<'_> {
         self.now
     }
 
+    fn origin(&self) -> &str {
+        &self.thread.origin
+    }
+
     fn append_to(
         &mut self,
         session: Option<&str>,

@@ -19,10 +19,15 @@ const CLOSES = new Set([
 /** A settled panel shows its outcome this long. */
 const OUTCOME_MS = 60_000;
 
-/** Whether a pending request can be decided here: a hook waits for it, and still does. One
- * no hook waits on (installed without `--approvals`) is a record only, and hooklog refuses a
- * decision for it. */
-const offered = (row) => Boolean(row.waitsUntil) && Date.parse(row.waitsUntil) > Date.now();
+/** This hooklog's name (`/health`'s `origin`), once known. */
+let here = null;
+
+/** Whether a pending request can be decided here: this hooklog stored it (an aggregator's copy
+ * of another machine's request is for reading: its hook waits there), and a hook waits for it,
+ * and still does. One no hook waits on (installed without `--approvals`) is a record only, and
+ * hooklog refuses a decision for it. */
+const offered = (row) =>
+  row.origin === here && Boolean(row.waitsUntil) && Date.parse(row.waitsUntil) > Date.now();
 
 const opens = (envelope) => envelope.type === "PermissionRequest" || envelope.payload?.type === "permission_request";
 
@@ -65,6 +70,7 @@ export class Approvals {
   async load() {
     const n = ++this.asked;
     this.openedSince = new Set();
+    if (here === null) here = (await get("/health")).origin;
     const answer = await get(`/permission-requests?${this.query}&limit=1000`);
     if (n !== this.asked) return;
     this.failed = false;
