@@ -21,10 +21,29 @@ pub struct Decide {
     pub approved: bool,
     /// Given to the agent with a deny.
     pub message: Option<String>,
-    /// Who decided: `web`, `api`, `websocket`.
-    pub by: &'static str,
+    pub by: Decider,
     /// Only a plan's request (`POST /plan/approve`) may be decided.
     pub plan_only: bool,
+}
+
+/// Who decided, for the record: the board, a token's client, or a WebSocket client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decider {
+    /// The board: its login cookie, or a same-origin page when no token is configured.
+    Web,
+    /// The bearer token, or any other client when no token is configured.
+    Api,
+    Websocket,
+}
+
+impl Decider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decider::Web => "web",
+            Decider::Api => "api",
+            Decider::Websocket => "websocket",
+        }
+    }
 }
 
 /// The answer to a decision or an expiry, as `POST /permission-response` gives it.
@@ -79,7 +98,7 @@ pub fn decide(log: &mut dyn Log, d: &Decide) -> Result<Verdict, DecideError> {
     let message = d.message.as_deref().filter(|_| !d.approved);
     let payload = json!({"requestId": d.request_id, "sessionId": request.session_id,
         "approved": d.approved, "behavior": if d.approved { "allow" } else { "deny" },
-        "message": message, "by": d.by, "kind": request.kind, "tool": request.tool});
+        "message": message, "by": d.by.as_str(), "kind": request.kind, "tool": request.tool});
     log.append_in(&request.session_id, RESPONSE, payload)?;
     settled(log, &d.request_id)
 }

@@ -12,7 +12,7 @@ use super::error::ApiError;
 use super::events::page_limit_or;
 use super::extract::{ApiPath, ApiQuery};
 use super::sessions::{DEFAULT_ROWS, check_state};
-use crate::coordination::permissions::{Answer, Decide};
+use crate::coordination::permissions::{Answer, Decide, Decider};
 use crate::coordination::{Command, Outcome, Verdict};
 use crate::http::openapi::schemas;
 use crate::projection::permissions::{
@@ -219,8 +219,10 @@ pub async fn respond(
 ) -> Result<Json<Answer>, ApiError> {
     let b: ResponseBody = decide::body(&state, body, None)?;
     let by = decider(caller, &headers)?;
-    let command = decision(b.request_id, b.approved, b.message, by, false)?;
-    run(&state, command).await
+    // Seed 000: approval unless explicitly `false`.
+    let approved = b.approved != Some(false);
+    let decide = decision(b.request_id, approved, b.message, by, false)?;
+    run(&state, Command::DecidePermission(decide)).await
 }
 
 #[utoipa::path(
@@ -243,8 +245,9 @@ pub async fn approve_plan(
 ) -> Result<Json<Answer>, ApiError> {
     let b: PlanBody = decide::body(&state, body, None)?;
     let by = decider(caller, &headers)?;
-    let command = decision(b.plan_id, b.approved, b.message, by, true)?;
-    run(&state, command).await
+    let approved = b.approved != Some(false);
+    let decide = decision(b.plan_id, approved, b.message, by, true)?;
+    run(&state, Command::DecidePermission(decide)).await
 }
 
 #[utoipa::path(
@@ -265,13 +268,16 @@ pub async fn expire(
     run(&state, Command::ExpirePermission { request_id: id }).await
 }
 
-fn decision(
+/// A decision as every route takes it (HTTP, the WebSocket): the request named as any id is
+/// (1 to 256 characters, no control character), a message of at most 2,000 characters (a
+/// blank one is none).
+pub fn decision(
     request_id: String,
-    approved: Option<bool>,
+    approved: bool,
     message: Option<String>,
-    by: &'static str,
+    by: Decider,
     plan_only: bool,
-) -> Result<Command, ApiError> {
+) -> Result<Decide, ApiError> {
     let message = match message.filter(|m| !m.trim().is_empty()) {
         Some(m) if m.chars().count() > MESSAGE_CHARS => {
             return Err(ApiError::invalid(format!(
@@ -280,23 +286,19 @@ fn decision(
         }
         other => other,
     };
-    Ok(Command::DecidePermission(Decide {
+    Ok(Decide {
         request_id: decide::name("requestId", request_id)?,
-        // Seed 000: approval unless explicitly `false`.
-        approved: approved != Some(false),
+        approved,
         message,
         by,
         plan_only,
-    }))
+    })
 }
 
 /// Who decides, for the record: `web` for the board (its login, or a same-origin page when no
 /// token is configured), `api` for anything else. A page of another site never decides: the
 /// `Origin` check refuses it, and a browser's `Sec-Fetch-Site` is checked here too.
-fn decider(
-    caller: Option<Extension<Caller>>,
-    headers: &HeaderMap,
-) -> Result<&'static str, ApiError> {
+fn decider(caller: Option<Extension<Caller>>, headers: &HeaderMap) -> Result<Decider, ApiError> {
     let site = headers
         .get("sec-fetch-site")
         .map(|v| v.to_str().unwrap_or("cross-site"));
@@ -304,10 +306,10 @@ fn decider(
         return Err(ApiError::OriginNotAllowed);
     }
     Ok(match caller.map(|Extension(c)| c) {
-        Some(Caller::Login) => "web",
-        Some(Caller::Token) => "api",
-        _ if site == Some("same-origin") => "web",
-        _ => "api",
+        Some(Caller::Login) => Decider::Web,
+        Some(Caller::Token) => Decider::Api,
+        _ if site == Some("same-origin") => Decider::Web,
+        _ => Decider::Api,
     })
 }
 

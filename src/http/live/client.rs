@@ -5,8 +5,8 @@
 //! hero overrides), so they are refused, like anything malformed, with a compact
 //! `server_toast`. A toast never echoes the message, and never closes the socket.
 
-use crate::http::decide::MAX_NAME_CHARS;
-use crate::projection::permissions::MESSAGE_CHARS;
+use crate::coordination::permissions::{Decide, Decider};
+use crate::http::permissions::decision;
 use serde_json::{Value, json};
 
 /// Largest client message read: anything longer is refused with a toast (the socket's own
@@ -79,22 +79,12 @@ impl Refusal {
     }
 }
 
-/// A decision a client sent.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Decision {
-    pub request_id: String,
-    pub approved: bool,
-    pub message: Option<String>,
-    /// `plan_approval` (an `ExitPlanMode` request only).
-    pub plan: bool,
-}
-
 /// What to do with a text message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Incoming {
     /// Send this frame, or nothing.
     Reply(Option<Value>),
-    Decide(Decision),
+    Decide(Decide),
 }
 
 /// Reads a text message: a decision, or the answer to anything else.
@@ -111,21 +101,19 @@ pub fn read(text: &str, now: &str) -> Incoming {
         let approved = message.get("approved").and_then(Value::as_bool);
         let note = match message.get("message") {
             None | Some(Value::Null) => Some(None),
-            Some(Value::String(m)) if m.chars().count() <= MESSAGE_CHARS => Some(Some(m.clone())),
+            Some(Value::String(m)) => Some(Some(m.clone())),
             Some(_) => None,
         };
-        return match (id, approved, note) {
-            (Some(id), Some(approved), Some(note))
-                if !id.is_empty() && id.chars().count() <= MAX_NAME_CHARS =>
-            {
-                Incoming::Decide(Decision {
-                    request_id: id.to_string(),
-                    approved,
-                    message: note.filter(|m| !m.trim().is_empty()),
-                    plan,
-                })
+        // The bounds are the HTTP routes' own.
+        let decide = match (id, approved, note) {
+            (Some(id), Some(approved), Some(note)) => {
+                decision(id.to_string(), approved, note, Decider::Websocket, plan).ok()
             }
-            _ => Incoming::Reply(Some(Refusal::InvalidDecision.toast())),
+            _ => None,
+        };
+        return match decide {
+            Some(decide) => Incoming::Decide(decide),
+            None => Incoming::Reply(Some(Refusal::InvalidDecision.toast())),
         };
     }
     Incoming::Reply(answer(text, now))
@@ -190,11 +178,12 @@ mod tests {
                 r#"{"type":"permission_response","requestId":"r1","approved":false,"message":"no"}"#,
                 "t"
             ),
-            Incoming::Decide(Decision {
+            Incoming::Decide(Decide {
                 request_id: "r1".into(),
                 approved: false,
                 message: Some("no".into()),
-                plan: false,
+                by: Decider::Websocket,
+                plan_only: false,
             })
         );
         assert_eq!(
@@ -202,11 +191,12 @@ mod tests {
                 r#"{"type":"plan_approval","planId":"p1","approved":true}"#,
                 "t"
             ),
-            Incoming::Decide(Decision {
+            Incoming::Decide(Decide {
                 request_id: "p1".into(),
                 approved: true,
                 message: None,
-                plan: true,
+                by: Decider::Websocket,
+                plan_only: true,
             })
         );
         for bad in [
@@ -215,6 +205,7 @@ mod tests {
             r#"{"type":"permission_response","requestId":"r1","approved":"yes"}"#,
             r#"{"type":"plan_approval","requestId":"r1","approved":true}"#,
             r#"{"type":"permission_response","requestId":"r1","approved":true,"message":7}"#,
+            r#"{"type":"permission_response","requestId":"r\u0007","approved":true}"#,
         ] {
             let Incoming::Reply(Some(toast)) = read(bad, "t") else {
                 panic!("{bad} was taken");

@@ -57,14 +57,8 @@ async fn close(socket: &mut WebSocket, code: u16, reason: &'static str) {
 
 /// Decides a permission request for the socket's client. A decision that settles it needs
 /// no answer: its `permission_response` frame comes with the changes, to every socket.
-async fn decide(state: &AppState, decision: client::Decision) -> Option<Value> {
-    let command = Command::DecidePermission(Decide {
-        request_id: decision.request_id,
-        approved: decision.approved,
-        message: decision.message,
-        by: "websocket",
-        plan_only: decision.plan,
-    });
+async fn decide(state: &AppState, decision: Decide) -> Option<Value> {
+    let command = Command::DecidePermission(decision);
     match state.store.writer.decide(command).await {
         Ok(decided) => match decided.verdict {
             Verdict::Done(outcome) if matches!(*outcome, Outcome::Permission(ref a) if a.resolved) => {
