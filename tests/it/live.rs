@@ -333,6 +333,13 @@ async fn permission_requests_are_framed_and_decided_over_the_socket() {
     assert_eq!(opened["toolName"], "Bash");
     assert_eq!(opened["detail"], "rm -rf build");
     assert_eq!(opened["sessionId"], "w1");
+    // A socket that connects while it waits is told of it after the hydration.
+    let mut late = connect(&app).await;
+    hydrate(&mut late).await;
+    let waiting = next_frame(&mut late).await;
+    assert_eq!(waiting["type"], "permission_request", "{waiting}");
+    assert_eq!(waiting["requestId"], request.as_str());
+    assert_eq!(waiting["toolName"], "Bash");
 
     // A decision sent on the socket settles it; every socket gets its frame.
     let deny = json!({"type": "permission_response", "requestId": request, "approved": false,
@@ -354,6 +361,15 @@ async fn permission_requests_are_framed_and_decided_over_the_socket() {
     let bad = json!({"type": "permission_response", "requestId": request});
     socket.send(Message::text(bad.to_string())).await.unwrap();
     assert_eq!(next_frame(&mut socket).await["code"], "invalid_decision");
+    // Once it is settled, a new socket is not told of it: its first frame after the
+    // hydration is the answer to a ping.
+    let mut later = connect(&app).await;
+    hydrate(&mut later).await;
+    later
+        .send(Message::text(r#"{"type":"ping"}"#))
+        .await
+        .unwrap();
+    assert_eq!(next_frame(&mut later).await["type"], "pong");
 
     // The change stream carries the same two changes of the request.
     let (_, changes) = app.get("/changes").await;

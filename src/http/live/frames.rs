@@ -47,6 +47,15 @@ pub fn of(change: &Change) -> Vec<Value> {
     frames
 }
 
+/// A request's `permission_request` frame, from its row's fields (a new request's delta sets
+/// every one; hydration sends the pending ones).
+pub fn permission_request(request: &Map<String, Value>) -> Value {
+    json!({"type": "permission_request", "requestId": request.get("requestId"),
+        "heroId": request.get("heroId"), "sessionId": request.get("sessionId"),
+        "kind": request.get("kind"), "toolName": request.get("tool"),
+        "detail": request.get("preview"), "openedAt": request.get("openedAt")})
+}
+
 fn text<'a>(set: &'a Map<String, Value>, field: &str) -> Option<&'a str> {
     set.get(field).and_then(Value::as_str)
 }
@@ -93,12 +102,7 @@ fn frames_of_delta(delta: &Delta, frames: &mut Vec<Value>) {
             };
             frames.push(frame);
         }
-        (Entity::Permission, Op::Created) => {
-            frames.push(json!({"type": "permission_request", "requestId": delta.id,
-                "heroId": delta.hero_id, "sessionId": set.get("sessionId"),
-                "kind": set.get("kind"), "toolName": set.get("tool"),
-                "detail": set.get("preview"), "openedAt": set.get("openedAt")}));
-        }
+        (Entity::Permission, Op::Created) => frames.push(permission_request(set)),
         (Entity::Permission, Op::Updated) => {
             let state = text(set, "state").and_then(RequestState::parse);
             let approved = match state {

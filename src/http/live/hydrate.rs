@@ -1,10 +1,11 @@
 //! What a new socket is sent before any live frame (seed 000's connection hydration): the
-//! live heroes and those the mission snapshot names, and the recent missions with bounded
-//! tool-use arrays, all read in one transaction with the log's head, so the live frames that
+//! live heroes and those the mission snapshot names, the recent missions with bounded
+//! tool-use arrays, and the permission requests still pending, all read in one transaction with the log's head, so the live frames that
 //! follow start exactly after it.
 
 use crate::projection::heroes::{self, HeroView};
 use crate::projection::missions::{self, Mission, MissionFilter};
+use crate::projection::permissions::{self, PermissionRequest, RequestState, Select};
 use crate::projection::tool_uses::ToolUse;
 use crate::stream::scope::{Filter, Scope};
 use rusqlite::Connection;
@@ -17,6 +18,8 @@ pub const TOOL_USES: u32 = 20;
 pub const ACTIVE_TOOL_USES: u32 = 1000;
 /// Most live heroes sent (besides those the missions name).
 pub const LIVE_HEROES: u32 = 500;
+/// Most pending permission requests sent (the newest).
+pub const PENDING_REQUESTS: u32 = 200;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -31,6 +34,8 @@ pub struct Snapshot {
     pub head: i64,
     pub heroes: Vec<HeroView>,
     pub missions: Vec<MissionWithTools>,
+    /// Pending permission requests, oldest first.
+    pub pending: Vec<PermissionRequest>,
 }
 
 /// Reads the snapshot in one read transaction.
@@ -49,10 +54,17 @@ pub fn read(conn: &Connection) -> rusqlite::Result<Snapshot> {
         let tool_uses = missions::latest_tool_uses(&tx, &mission, TOOL_USES, ACTIVE_TOOL_USES)?;
         missions.push(MissionWithTools { mission, tool_uses });
     }
+    let pending = Select {
+        state: Some(RequestState::Pending),
+        ..Select::default()
+    };
+    let mut pending = permissions::list(&tx, &pending, PENDING_REQUESTS)?;
+    pending.reverse();
     tx.finish()?;
     Ok(Snapshot {
         head,
         heroes,
         missions,
+        pending,
     })
 }

@@ -102,6 +102,11 @@ async fn serve(socket: &mut WebSocket, state: &AppState) -> Result<(), Ended> {
         &json!({"type": "mission_state", "missions": snapshot.missions}),
     )
     .await?;
+    for request in &snapshot.pending {
+        if let Ok(Value::Object(fields)) = serde_json::to_value(request) {
+            send(socket, &frames::permission_request(&fields)).await?;
+        }
+    }
     let changes = follow(state.store.clone(), state.hub.clone(), snapshot.head);
     let mut changes = std::pin::pin!(changes);
     let mut shutdown = state.shutdown.clone();
