@@ -246,7 +246,8 @@ impl HookArgs {
 }
 
 /// Exits the process at its time, whatever the run is doing (a stdin that never closes, a
-/// stuck disk). The time can be moved later, once: for a permission request to wait on.
+/// stuck disk). The time can be moved later, once: for a permission request to wait on (the
+/// thread wakes at the first time, reads the later one, and sleeps again).
 struct Watchdog {
     exit_at: std::sync::Arc<std::sync::Mutex<Instant>>,
 }
@@ -259,7 +260,7 @@ impl Watchdog {
             loop {
                 let at = *watched.lock().unwrap_or_else(|e| e.into_inner());
                 match at.checked_duration_since(Instant::now()) {
-                    Some(left) => std::thread::sleep(left.min(Duration::from_millis(50))),
+                    Some(left) => std::thread::sleep(left),
                     None => std::process::exit(0),
                 }
             }
