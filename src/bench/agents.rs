@@ -8,6 +8,7 @@
 use super::Server;
 use super::ingest::{IngestArgs, Report, stats};
 use super::sessions::Session;
+use super::stages::Scrape;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -219,6 +220,7 @@ async fn measure(args: &IngestArgs, path: Path, run: &str) -> anyhow::Result<Mea
     let url = server.url();
     let client = reqwest::Client::new();
     let before = stats(&client, &url).await?;
+    let stages_before = Scrape::take(&client, &url).await?;
     let io_before = server.written_bytes();
     let cpu_before = (server.thread_cpu_seconds(WRITER), server.cpu_seconds());
     let report = HookLoad {
@@ -234,6 +236,7 @@ async fn measure(args: &IngestArgs, path: Path, run: &str) -> anyhow::Result<Mea
     .run()
     .await?;
     let after = stats(&client, &url).await?;
+    let stages = Scrape::take(&client, &url).await?.since(&stages_before);
     let per_event = |after: Option<f64>, before: Option<f64>, scale: f64| {
         Some((after? - before?) * scale / args.events.max(1) as f64)
     };
@@ -266,6 +269,10 @@ async fn measure(args: &IngestArgs, path: Path, run: &str) -> anyhow::Result<Mea
         show(measured.server_cpu, " µs"),
         measured.rss.as_deref().unwrap_or("unknown"),
     );
+    println!("  each event's stages (hooklog_event_stage_seconds):");
+    for line in stages {
+        println!("    {line}");
+    }
     if path == Path::Hooks && args.serial_events > 0 {
         let serial = HookLoad {
             url: url.clone(),

@@ -11,6 +11,7 @@ pub mod nats;
 pub mod rebuild;
 pub mod search;
 pub mod sessions;
+pub mod stages;
 pub mod stream;
 
 use crate::config::Durability;

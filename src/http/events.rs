@@ -3,17 +3,18 @@
 use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
+use super::guard::{self, Arrived};
 use super::streams::{self, StreamQuery};
 use crate::http::openapi::schemas;
 use crate::ingest::{body::is_ndjson, canonical};
 use crate::store::{Appended, read};
 use crate::stream::scope::{Budget, Filter, PAGE_BYTES, Scope};
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -55,6 +56,7 @@ pub struct IngestResponse {
 /// `POST /events`: one event, a JSON array, or NDJSON. All stored, or none.
 pub async fn ingest(
     State(state): State<AppState>,
+    stamp: Option<Extension<Arrived>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<IngestResponse>, ApiError> {
@@ -64,7 +66,8 @@ pub async fn ingest(
         .and_then(|v| v.to_str().ok());
     let events = canonical::parse(&body, is_ndjson(content_type))?;
     let count = events.len();
-    let appended = state.store.writer.append(events).await?;
+    let arrived = guard::arrived(stamp);
+    let appended = state.store.writer.append_arrived(events, arrived).await?;
     tracing::debug!(count, "events appended");
     Ok(Json(IngestResponse { events: appended }))
 }

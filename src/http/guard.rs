@@ -16,7 +16,28 @@ use std::convert::Infallible;
 use std::future::{Ready, ready};
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Instant;
 use tower::{Layer, Service};
+
+/// When a request met the first guard: the `receive` stage of its events starts here
+/// (`store::stages`).
+#[derive(Debug, Clone, Copy)]
+pub struct Arrived(pub Instant);
+
+/// The first check: stamps the request with its [`Arrived`] time.
+pub struct Stamp;
+
+impl Check for Stamp {
+    fn check(&self, request: &mut Request) -> Result<(), ApiError> {
+        request.extensions_mut().insert(Arrived(Instant::now()));
+        Ok(())
+    }
+}
+
+/// When a request arrived, if the guards stamped it.
+pub fn arrived(stamp: Option<axum::Extension<Arrived>>) -> Option<Instant> {
+    stamp.map(|axum::Extension(Arrived(at))| at)
+}
 
 /// One guard: lets `request` through (possibly changed) or refuses it with an error answer.
 pub trait Check: Send + Sync + 'static {

@@ -3,6 +3,7 @@
 
 use super::AppState;
 use super::error::ApiError;
+use super::guard::{self, Arrived};
 use crate::coordination::{Command, Outcome, Verdict};
 use crate::http::openapi::schemas;
 use crate::http::permissions;
@@ -12,15 +13,15 @@ use crate::projection::heroes;
 use crate::projection::permissions::{self as permission_requests, RequestState};
 use crate::projection::view::View;
 use crate::store::Appended;
-use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A producer's idempotency key: the same key is stored once, however often it is posted.
 pub const EVENT_ID_HEADER: &str = "x-hooklog-event-id";
@@ -125,6 +126,7 @@ pub struct Accepted {
 /// `POST /event`: one hook body, stored as one canonical event (source `hook`).
 pub async fn event(
     State(state): State<AppState>,
+    stamp: Option<Extension<Arrived>>,
     headers: HeaderMap,
     query: Result<Query<EventQuery>, QueryRejection>,
     body: Result<Bytes, BytesRejection>,
@@ -168,7 +170,7 @@ pub async fn event(
         );
         parsed.event.payload = serde_json::Value::Object(fields).to_string();
     }
-    let appended = append_one(&state, parsed.event).await?;
+    let appended = append_one(&state, parsed.event, guard::arrived(stamp)).await?;
     if let (true, Some(wait)) = (asks, wait) {
         return Ok(decision(&state, &appended, wait).await?);
     }
@@ -244,10 +246,11 @@ fn stored_headers(mut response: Response, appended: &Appended) -> Response {
 /// the response headers.
 pub async fn normalized(
     State(state): State<AppState>,
+    stamp: Option<Extension<Arrived>>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match store_normalized(&state, &headers, body).await {
+    match store_normalized(&state, &headers, body, guard::arrived(stamp)).await {
         Ok(response) => response,
         Err(e) => seed_error(e),
     }
@@ -257,6 +260,7 @@ async fn store_normalized(
     state: &AppState,
     headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
+    arrived: Option<Instant>,
 ) -> Result<Response, ApiError> {
     let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
     // The body is judged first, so a bad body gets the seed's answer whatever the headers.
@@ -266,7 +270,7 @@ async fn store_normalized(
         Err(e) => return Ok(refused(&e)),
     };
     (event.event_id, event.generated_id) = ingest::event_id(given?)?;
-    let appended = append_one(state, event).await?;
+    let appended = append_one(state, event, arrived).await?;
     let response = Json(json!({ "ok": true })).into_response();
     Ok(stored_headers(response, &appended))
 }
@@ -345,7 +349,15 @@ fn given_event_time(headers: &HeaderMap) -> Result<Option<String>, InvalidReques
         })
 }
 
-async fn append_one(state: &AppState, event: crate::event::NewEvent) -> Result<Appended, ApiError> {
-    let mut appended = state.store.writer.append(vec![event]).await?;
+async fn append_one(
+    state: &AppState,
+    event: crate::event::NewEvent,
+    arrived: Option<Instant>,
+) -> Result<Appended, ApiError> {
+    let mut appended = state
+        .store
+        .writer
+        .append_arrived(vec![event], arrived)
+        .await?;
     Ok(appended.remove(0))
 }

@@ -71,6 +71,7 @@ pub async fn metrics(State(state): State<AppState>) -> Result<Response, ApiError
     let collectors = [
         writer.metrics.collectors(),
         state.hub.metrics.collectors(),
+        state.hub.stages.collectors(),
         vec![Box::new(state.metrics.refusals.clone()) as Box<dyn Collector>],
         read_now(&state, alerts),
         replication(&state),

@@ -228,6 +228,7 @@ pub fn routes() -> Vec<Route> {
 pub fn router(state: AppState, bound: SocketAddr) -> Router {
     let security = &state.config.security;
     let outer: Vec<Arc<dyn guard::Check>> = vec![
+        Arc::new(guard::Stamp),
         host::HostCheck::new(bound, &security.extra_hosts),
         origin::OriginCheck::new(&security.cors_origins),
     ];

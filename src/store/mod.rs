@@ -9,6 +9,7 @@ pub mod rebuild;
 pub mod retention;
 pub mod scratch;
 pub mod snapshot;
+pub mod stages;
 pub mod stats;
 pub mod writer;
 

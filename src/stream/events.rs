@@ -232,6 +232,7 @@ fn take(kind: &FrameKind, last: &mut i64, group: &Published) -> Taken {
         && (!scope.is_contiguous() || shared.first == *last + 1)
     {
         *last = shared.last;
+        group.taken();
         return Taken::Chunk(shared.frames, shared.count);
     }
     let mut deliveries = Vec::new();
@@ -260,6 +261,7 @@ fn take(kind: &FrameKind, last: &mut i64, group: &Published) -> Taken {
     let (Some(first), Some(newest)) = (deliveries.first(), deliveries.last()) else {
         return Taken::Nothing;
     };
+    group.taken();
     let render = || frames(&deliveries, kind.frame_event);
     let chunk = if whole {
         let rendered = Rendered {

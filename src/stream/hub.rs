@@ -13,9 +13,12 @@
 use super::metrics::StreamMetrics;
 use super::scope::Scope;
 use crate::event::StoredEvent;
+use crate::store::stages::{Stage, Stages};
 use axum::body::Bytes;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Instant;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::{RecvError, TryRecvError};
 
@@ -66,6 +69,11 @@ pub struct FrameKind {
 pub struct Published {
     pub events: Vec<Arc<Committed>>,
     rendered: Mutex<Vec<(FrameKind, Rendered)>>,
+    /// When the writer handed it over, right after its commit: its events' `deliver` stage
+    /// runs from there to the first stream that takes them.
+    committed_at: Instant,
+    taken: AtomicBool,
+    stages: Stages,
 }
 
 /// The frames of a group for one kind of stream, and the positions they cover.
@@ -80,6 +88,15 @@ pub struct Rendered {
 }
 
 impl Published {
+    /// A stream takes events of this group to send: the first to do so times their `deliver`
+    /// stage (counted for every event of the group).
+    pub fn taken(&self) {
+        if !self.taken.swap(true, Ordering::Relaxed) {
+            let took = self.committed_at.elapsed();
+            self.stages.observe(Stage::Deliver, took, self.events.len());
+        }
+    }
+
     /// The frames already rendered for streams of `kind`, if a stream of that kind took this
     /// group whole.
     pub fn rendered(&self, kind: &FrameKind) -> Option<Rendered> {
@@ -109,6 +126,8 @@ pub struct Hub {
     kept: Arc<Mutex<Kept>>,
     /// What the streams following this hub did (`GET /metrics`).
     pub metrics: StreamMetrics,
+    /// Every event's stages, timed by the writer and, for `deliver`, by the streams.
+    pub stages: Stages,
 }
 
 /// The newest published groups, kept alive while their payloads fit the byte budget (always
@@ -136,11 +155,13 @@ impl Hub {
             sender,
             kept: Arc::new(Mutex::new(kept)),
             metrics: StreamMetrics::default(),
+            stages: Stages::default(),
         }
     }
 
     /// Publishes committed events, in the order given (the writer gives sequence order).
     pub fn publish(&self, events: Vec<StoredEvent>) {
+        let committed_at = Instant::now();
         let mut events = events.into_iter().peekable();
         while events.peek().is_some() {
             let group = Arc::new(Published {
@@ -150,6 +171,9 @@ impl Hub {
                     .map(|e| Arc::new(Committed::new(e)))
                     .collect(),
                 rendered: Mutex::new(Vec::new()),
+                committed_at,
+                taken: AtomicBool::new(false),
+                stages: self.stages.clone(),
             });
             let weak = Arc::downgrade(&group);
             self.keep(group);
@@ -185,6 +209,10 @@ impl Hub {
 impl crate::store::Publish for Hub {
     fn publish(&self, committed: Vec<StoredEvent>) {
         Hub::publish(self, committed);
+    }
+
+    fn stages(&self) -> Stages {
+        self.stages.clone()
     }
 }
 

@@ -190,3 +190,60 @@ async fn metrics_want_the_token() {
     let response = app.client.get(format!("{}/metrics", app.url)).send().await;
     assert_eq!(response.unwrap().status(), StatusCode::UNAUTHORIZED);
 }
+
+/// Every event's stages are timed (issue 41): each event stored through HTTP is counted once in
+/// each writer stage, and each one a stream sent live once in `deliver`.
+#[tokio::test]
+async fn every_stored_event_is_counted_once_in_each_of_its_stages() {
+    let app = spawn().await;
+    let hook = |tool: &str| {
+        json!({"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": tool,
+            "tool_input": {"command": "ls"}})
+    };
+    assert_eq!(
+        send(&app, "POST", "/event", Some(hook("Bash"))).await,
+        StatusCode::OK
+    );
+    let response = app
+        .client
+        .get(format!("{}/sessions/s1/events", app.url))
+        .bearer_auth(TOKEN)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    let mut stream = SseReader::new(response);
+    // The first is history: once it is read, the stream is following the hub, so the next
+    // two reach it live.
+    assert_eq!(stream.events(1, DEADLINE).await.len(), 1);
+    let two = json!([
+        {"type": "note", "sessionId": "s1", "payload": {"i": 1}},
+        {"type": "note", "sessionId": "s1", "payload": {"i": 2}},
+    ]);
+    assert_eq!(
+        send(&app, "POST", "/events", Some(two)).await,
+        StatusCode::OK
+    );
+    assert_eq!(stream.events(2, DEADLINE).await.len(), 2);
+
+    let samples = scrape(&app).await;
+    let count = |stage: &str| {
+        value(
+            &samples,
+            &format!("hooklog_event_stage_seconds_count{{stage=\"{stage}\"}}"),
+        )
+    };
+    let sum = |stage: &str| {
+        value(
+            &samples,
+            &format!("hooklog_event_stage_seconds_sum{{stage=\"{stage}\"}}"),
+        )
+    };
+    for stage in ["receive", "queue", "apply", "index", "commit", "publish"] {
+        assert_eq!(count(stage), 3.0, "{stage}: {samples:#?}");
+    }
+    assert_eq!(count("deliver"), 2.0, "{samples:#?}");
+    for stage in ["receive", "apply", "commit"] {
+        assert!(sum(stage) > 0.0, "{stage} took no time: {samples:#?}");
+    }
+}

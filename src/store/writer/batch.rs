@@ -9,10 +9,22 @@ use crate::coordination;
 use crate::event::{NewEvent, StoredEvent, time};
 use crate::response;
 use crate::store::read;
+use crate::store::stages::{Arrival, Stage};
 use rusqlite::Connection;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
+
+/// The target of the per-batch stage log line.
+const STAGES_LOG: &str = "hooklog::stages";
+
+/// A committed batch's shared stage times.
+#[derive(Clone, Copy)]
+struct BatchTimes {
+    apply: Duration,
+    commit: Duration,
+    publish: Duration,
+}
 
 type Reply = oneshot::Sender<Result<Vec<Appended>, AppendError>>;
 type DecideReply = oneshot::Sender<Result<Decided, AppendError>>;
@@ -47,7 +59,11 @@ enum Failed {
 /// A request waiting for its batch.
 pub(super) enum Pending {
     /// Events to append as one request.
-    Append { events: Vec<NewEvent>, reply: Reply },
+    Append {
+        events: Vec<NewEvent>,
+        reply: Reply,
+        arrival: Arrival,
+    },
     /// A coordination command, decided against the projections inside the transaction.
     Decide {
         command: coordination::Command,
@@ -151,23 +167,113 @@ impl WriterThread {
                 return;
             }
         };
+        let committed_at = Instant::now();
         self.shared_head.store(self.head, Ordering::Release);
         self.healthy.store(true, Ordering::Release);
+        let times = BatchTimes {
+            apply: applied - started,
+            commit: committed_at - applied,
+            publish: Duration::ZERO,
+        };
         self.stats
-            .record_commit(committed.len(), applied - started, applied.elapsed());
+            .record_commit(committed.len(), times.apply, times.commit);
         self.stats.metrics.record_appended(&committed);
         for outcome in &outcomes {
             if let Outcome::Append(answer) = outcome {
                 self.stats.metrics.record_answer(answer);
             }
         }
+        let stored = committed.len();
+        let traced = tracing::enabled!(target: STAGES_LOG, tracing::Level::DEBUG);
+        let positions: Vec<(i64, String)> = match traced {
+            true => committed
+                .iter()
+                .map(|e| (e.sequence, e.event_id.clone()))
+                .collect(),
+            false => Vec::new(),
+        };
         self.hub.publish(committed);
         for records in std::mem::take(&mut self.responses_committed) {
             self.response_hub.publish(records);
         }
+        let arrivals: Vec<(Arrival, usize)> = batch
+            .iter()
+            .filter_map(|p| match p {
+                Pending::Append {
+                    arrival, events, ..
+                } => Some((*arrival, events.len())),
+                _ => None,
+            })
+            .collect();
         for (pending, outcome) in batch.into_iter().zip(outcomes) {
             pending.answer(outcome);
         }
+        let times = BatchTimes {
+            publish: committed_at.elapsed(),
+            ..times
+        };
+        if traced {
+            self.log_stages(started, &arrivals, &positions, times);
+        }
+        self.time_stages(started, &arrivals, stored, times);
+    }
+
+    /// Counts the batch's events into the stage histograms.
+    fn time_stages(
+        &mut self,
+        started: Instant,
+        arrivals: &[(Arrival, usize)],
+        stored: usize,
+        times: BatchTimes,
+    ) {
+        let stages = &self.stages;
+        for (arrival, events) in arrivals {
+            if let Some(arrived) = arrival.arrived {
+                stages.observe(Stage::Receive, arrival.queued - arrived, *events);
+            }
+            stages.observe(Stage::Queue, started - arrival.queued, *events);
+        }
+        stages.observe(Stage::Apply, times.apply, stored);
+        stages.observe(Stage::Commit, times.commit, stored);
+        stages.observe(Stage::Publish, times.publish, stored);
+        for took in self.indexed.drain(..) {
+            stages.observe(Stage::Index, took, 1);
+        }
+    }
+
+    /// One debug line per batch (`HOOKLOG_LOG=info,hooklog::stages=debug`): the events it stored, each
+    /// request's `receive` and `queue`, each event's `index`, and the batch's `apply`, `commit`
+    /// and `publish`, in µs (an event's `deliver` is in `/metrics` only).
+    fn log_stages(
+        &self,
+        started: Instant,
+        arrivals: &[(Arrival, usize)],
+        positions: &[(i64, String)],
+        times: BatchTimes,
+    ) {
+        let micros = |d: Duration| d.as_micros() as u64;
+        let requests: Vec<String> = arrivals
+            .iter()
+            .map(|(arrival, events)| {
+                let receive = arrival
+                    .arrived
+                    .map_or("-".to_string(), |a| micros(arrival.queued - a).to_string());
+                let queue = micros(started - arrival.queued);
+                format!("{events} events: receive {receive} queue {queue}")
+            })
+            .collect();
+        tracing::debug!(
+            target: STAGES_LOG,
+            first = positions.first().map(|p| p.0),
+            last = positions.last().map(|p| p.0),
+            ids = ?positions.iter().map(|p| p.1.as_str()).collect::<Vec<_>>(),
+            ?requests,
+            index_us = ?self.indexed.iter().map(|d| micros(*d)).collect::<Vec<_>>(),
+            apply_us = micros(times.apply),
+            commit_us = micros(times.commit),
+            publish_us = micros(times.publish),
+            "batch committed"
+        );
     }
 
     /// Runs the batch in one transaction and commits it: each request's outcome, the events
@@ -188,6 +294,7 @@ impl WriterThread {
         let mut committed: Vec<StoredEvent> = Vec::new();
         let mut applied = Instant::now();
         self.responses_committed.clear();
+        self.indexed.clear();
         let result = control(&self.conn, "BEGIN IMMEDIATE").and_then(|()| {
             // The head comes from the file. The session counters and rows this thread holds
             // are the file's too, unless another connection (a sqlite3 session, an import)

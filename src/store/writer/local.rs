@@ -8,6 +8,7 @@ use super::thread::WriterThread;
 use super::{AppendError, Appended};
 use crate::coordination;
 use crate::event::{NewEvent, time};
+use crate::store::stages::Arrival;
 use rusqlite::Connection;
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -31,8 +32,11 @@ impl Local {
     /// `Writer::append` answers.
     pub fn append(&mut self, events: Vec<NewEvent>) -> Result<Vec<Appended>, AppendError> {
         let (reply, mut answer) = oneshot::channel();
-        self.0
-            .commit_batch_or_survive(vec![Pending::Append { events, reply }]);
+        self.0.commit_batch_or_survive(vec![Pending::Append {
+            events,
+            reply,
+            arrival: Arrival::now(None),
+        }]);
         // The batch answers before it returns.
         answer.try_recv().unwrap_or(Err(AppendError::Stopped))
     }

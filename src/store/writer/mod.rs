@@ -30,6 +30,7 @@ mod thread;
 use self::batch::Pending;
 pub use self::local::Local;
 use self::thread::WriterThread;
+use super::stages::{Arrival, Stages};
 use super::stats::WriterStats;
 use crate::config::Config;
 use crate::coordination::{self, Verdict};
@@ -40,7 +41,7 @@ use crate::states::states;
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc::error::SendTimeoutError;
 use tokio::sync::{mpsc, oneshot};
 
@@ -198,6 +199,12 @@ pub struct Pruning {
 /// (the server's live hub, `stream::Hub`). It must not block: the writer waits for it.
 pub trait Publish: Send + 'static {
     fn publish(&self, committed: Vec<crate::event::StoredEvent>);
+
+    /// The stage histograms the writer times its events into, shared with the streams that
+    /// time their first delivery (a writer no stream reads keeps its own).
+    fn stages(&self) -> Stages {
+        Stages::default()
+    }
 }
 
 /// Publishes nowhere: for a writer no stream reads (tests, one-shot tools).
@@ -218,7 +225,9 @@ impl Writer {
         let rules = coordination::Rules {
             owner_hung_after: config.owner_hung_after,
         };
+        let stages = hub.stages();
         let mut thread = WriterThread::new(conn, hub, config.clock.clone(), rules)?;
+        thread.stages = stages;
         thread.origin = config.origin.clone();
         thread.search_index = config.search_index;
         thread.retention = retention;
@@ -279,8 +288,23 @@ impl Writer {
 
     /// Appends one request's events atomically; answers once they are durable.
     pub async fn append(&self, events: Vec<NewEvent>) -> Result<Vec<Appended>, AppendError> {
+        self.append_arrived(events, None).await
+    }
+
+    /// [`Writer::append`] for a request that `arrived` over HTTP then (its `receive` stage).
+    pub async fn append_arrived(
+        &self,
+        events: Vec<NewEvent>,
+        arrived: Option<Instant>,
+    ) -> Result<Vec<Appended>, AppendError> {
         let (reply, answer) = oneshot::channel();
-        self.submit(Pending::Append { events, reply }).await?;
+        let arrival = Arrival::now(arrived);
+        self.submit(Pending::Append {
+            events,
+            reply,
+            arrival,
+        })
+        .await?;
         answer.await.unwrap_or(Err(AppendError::Stopped))
     }
 
@@ -304,7 +328,11 @@ impl Writer {
     ) -> Result<oneshot::Receiver<Result<Vec<Appended>, AppendError>>, AppendError> {
         let (reply, answer) = oneshot::channel();
         self.queue
-            .send(Command::Request(Pending::Append { events, reply }))
+            .send(Command::Request(Pending::Append {
+                events,
+                reply,
+                arrival: Arrival::now(None),
+            }))
             .await
             .map_err(|_| AppendError::Stopped)?;
         Ok(answer)

@@ -65,7 +65,14 @@ fn ended(id: &str, session: &str) -> NewEvent {
 
 fn pending(events: Vec<NewEvent>) -> (Pending, Answer) {
     let (reply, answer) = oneshot::channel();
-    (Pending::Append { events, reply }, answer)
+    (
+        Pending::Append {
+            events,
+            reply,
+            arrival: crate::store::stages::Arrival::now(None),
+        },
+        answer,
+    )
 }
 
 fn commit(

@@ -10,10 +10,12 @@ use crate::response::{self, hub::ResponseHub};
 use crate::store::read;
 use crate::store::retention::{self, Retention};
 use crate::store::snapshot::Snapshot;
+use crate::store::stages::Stages;
 use crate::store::stats::WriterStats;
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicBool, AtomicI64};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// The writer thread's state: the only write connection, the head, and what it holds between
@@ -47,6 +49,10 @@ pub(super) struct WriterThread {
     pub(super) responses_committed: Vec<Vec<response::Stored>>,
     pub(super) clock: time::Clock,
     /// This hooklog's name, recorded on the events it stores that bring none (`--origin`).
+    /// Where each event's stages are timed (shared with the streams' hub).
+    pub(super) stages: Stages,
+    /// This batch's events' own search indexing times, observed once it commits.
+    pub(super) indexed: Vec<Duration>,
     pub(super) origin: String,
     pub(super) rules: coordination::Rules,
     /// Whether each event appended is indexed for search (always, but in `bench search`'s
@@ -89,6 +95,8 @@ impl WriterThread {
             pruning: Arc::new(Mutex::new(Pruning::default())),
             shared_head: Arc::new(AtomicI64::new(head)),
             stats: Arc::new(WriterStats::default()),
+            stages: Stages::default(),
+            indexed: Vec::new(),
         })
     }
 
