@@ -109,6 +109,9 @@ pub struct Notify {
     pub attempts: u32,
     /// How long one attempt may take, connecting included.
     pub timeout: Duration,
+    /// PEM certificates an https target's certificate may chain to, besides the system's
+    /// roots (`--notify-ca`: a self-hosted ntfy behind a private CA).
+    pub ca: Option<PathBuf>,
 }
 
 impl Default for Notify {
@@ -120,6 +123,7 @@ impl Default for Notify {
             backoff_max: Duration::from_secs(60),
             attempts: 8,
             timeout: Duration::from_secs(10),
+            ca: None,
         }
     }
 }
@@ -154,9 +158,8 @@ impl NotifyKind {
 }
 
 impl NotifyTarget {
-    /// `URL`, `ntfy:URL` or `slack:URL`, with an `http` URL: hooklog's HTTP client is built
-    /// without TLS, so an `https` target is refused at start rather than failing every
-    /// attempt. The error never repeats the value: it may hold a secret.
+    /// `URL`, `ntfy:URL` or `slack:URL`, with an `http` or `https` URL. The error never
+    /// repeats the value: it may hold a secret.
     pub fn parse(given: &str) -> Result<NotifyTarget, String> {
         let (kind, url) = [("ntfy:", NotifyKind::Ntfy), ("slack:", NotifyKind::Slack)]
             .into_iter()
@@ -164,19 +167,22 @@ impl NotifyTarget {
             .unwrap_or((NotifyKind::Json, given));
         let kind_name = kind.as_str();
         match reqwest::Url::parse(url.trim()) {
-            Ok(parsed) if parsed.scheme() == "http" && parsed.has_host() => Ok(NotifyTarget {
-                kind,
-                url: Secret(parsed.to_string()),
-            }),
-            Ok(parsed) if parsed.scheme() == "https" => Err(format!(
-                "a --notify {kind_name} target is an https URL, and this hooklog is built without \
-                 TLS: give an http URL (a self-hosted ntfy, a relay on this machine)"
-            )),
+            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") && parsed.has_host() => {
+                Ok(NotifyTarget {
+                    kind,
+                    url: Secret(parsed.to_string()),
+                })
+            }
             _ => Err(format!(
-                "a --notify {kind_name} target is not an http URL (the value is not shown: it \
+                "a --notify {kind_name} target is not an http(s) URL (the value is not shown: it \
                  may hold a secret)"
             )),
         }
+    }
+
+    /// Whether the target takes TLS (the notices' client then loads root certificates).
+    pub fn is_https(&self) -> bool {
+        self.url.0.starts_with("https:")
     }
 
     /// The target's host, the only part of its URL a log line or an event may name.

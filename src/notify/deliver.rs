@@ -6,6 +6,7 @@
 //! kind and host: its URL is a secret and is never logged nor stored.
 
 use super::body::Notice;
+use super::send::Client;
 use super::spell::{FAILED, Job, SENT};
 use crate::config::{Notify, NotifyTarget};
 use crate::event::NewEvent;
@@ -21,7 +22,7 @@ pub const MAX_SENDING: usize = 8;
 
 /// What every delivery shares: the client, the targets, the retry policy, the store to record in.
 pub struct Deliverer {
-    client: reqwest::Client,
+    client: Client,
     targets: Vec<NotifyTarget>,
     policy: Notify,
     store: Arc<Store>,
@@ -37,13 +38,11 @@ enum Attempt {
 }
 
 impl Deliverer {
-    pub fn new(store: &Arc<Store>, policy: &Notify) -> reqwest::Result<Deliverer> {
-        let client = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(policy.timeout)
-            .connect_timeout(policy.timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
+    /// The deliverer of `policy`'s notices, or why there is none (no root certificate to check
+    /// an https target with, an unreadable `--notify-ca`).
+    pub fn new(store: &Arc<Store>, policy: &Notify) -> Result<Deliverer, String> {
+        let https = policy.targets.iter().any(NotifyTarget::is_https);
+        let client = Client::new(https, policy.ca.as_deref(), policy.timeout)?;
         Ok(Deliverer {
             client,
             targets: policy.targets.clone(),
@@ -106,18 +105,10 @@ impl Deliverer {
         }
         let target = &self.targets[job.target];
         let request = job.notice.request(target.kind);
-        let mut post = self
-            .client
-            .post(&target.url.0)
-            .header(reqwest::header::CONTENT_TYPE, request.content_type)
-            .body(request.body);
-        for (name, value) in request.headers {
-            post = post.header(name, value);
-        }
-        match post.send().await {
-            Ok(answer) if answer.status().is_success() => Attempt::Sent(answer.status().as_u16()),
-            Ok(answer) => Attempt::Failed(json!({"status": answer.status().as_u16()})),
-            Err(e) => Attempt::Failed(json!({"error": describe(e)})),
+        match self.client.post(&target.url.0, &request).await {
+            Ok(status) if (200..300).contains(&status) => Attempt::Sent(status),
+            Ok(status) => Attempt::Failed(json!({"status": status})),
+            Err(error) => Attempt::Failed(json!({"error": error})),
         }
     }
 
@@ -180,24 +171,6 @@ fn merge(into: &mut Value, more: Value) {
     if let (Value::Object(into), Value::Object(more)) = (into, more) {
         into.extend(more);
     }
-}
-
-/// A failed request in words, without its URL (reqwest's own message names it), with the
-/// causes that say why (`connection refused`, `timed out`).
-fn describe(error: reqwest::Error) -> String {
-    let error = error.without_url();
-    let mut text = if error.is_timeout() {
-        "timed out".to_string()
-    } else {
-        error.to_string()
-    };
-    let mut cause = std::error::Error::source(&error);
-    while let Some(inner) = cause {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
-        cause = inner.source();
-    }
-    text.chars().take(300).collect()
 }
 
 #[cfg(test)]

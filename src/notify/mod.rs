@@ -16,7 +16,9 @@
 
 pub mod body;
 pub mod deliver;
+pub mod send;
 pub mod spell;
+pub mod tls;
 
 use crate::config::Notify;
 use crate::event::StoredEvent;
@@ -61,7 +63,7 @@ pub fn start(
     let deliverer = match Deliverer::new(store, config) {
         Ok(deliverer) => Arc::new(deliverer),
         Err(e) => {
-            tracing::error!(error = %e.without_url(), "no HTTP client for notices; none are sent");
+            tracing::error!(error = %e, "no HTTP client for notices; none are sent");
             return None;
         }
     };

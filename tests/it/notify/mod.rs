@@ -1,10 +1,12 @@
 //! Notices of waiting agents (`serve --notify`): one per waiting spell and target, delivered
 //! across a receiver that fails first, recorded as `notice_failed` / `notice_sent` in the
-//! waiting session, in each target's shape, resumed after a restart, and never in ingest's way.
+//! waiting session, in each target's shape, resumed after a restart, and never in ingest's way;
+//! over TLS to an https target whose certificate chains to `--notify-ca`, and to none otherwise.
 
 mod receiver;
 
 use crate::common::{self, ServerProcess, TestApp, spawn_app_with, wait_for};
+use base64::Engine;
 use hooklog::config::{Config, Notify, NotifyTarget};
 use receiver::Receiver;
 use serde_json::{Value, json};
@@ -264,4 +266,125 @@ async fn a_notice_not_delivered_before_a_restart_is_sent_after_it() {
     assert_eq!(notice["spellSequence"], asked["sequence"]);
     assert_eq!(notice["url"], "http://hooklog.test/s/s1");
     assert_eq!(receiver.delivered().len(), 1);
+}
+
+/// The test CA that signed the TLS receiver's certificate.
+fn test_ca() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls/ca.pem")
+}
+
+#[tokio::test]
+async fn an_https_target_is_taken_at_start_and_delivered_to_over_tls_with_the_ca_given() {
+    let receiver = Receiver::tls(1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    // A user in the URL goes as Basic authorization (ntfy's access control).
+    let address = receiver.url.strip_prefix("https://").unwrap();
+    let target = format!("ntfy:https://us%40er:p%3As@{address}/topic");
+    let server = ServerProcess::start_with(&db, "127.0.0.1:0", |command| {
+        command
+            .args(["--notify", &target, "--public-url", "http://hooklog.test/"])
+            .arg("--notify-ca")
+            .arg(test_ca());
+    });
+    let asked: Value = reqwest::Client::new()
+        .post(format!("{}/event", server.url))
+        .json(&permission("s1"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let sent_once = || {
+        notices(&common::open_read_only(&db))
+            .iter()
+            .any(|n| n.0 == "notice_sent")
+    };
+    wait_for(DEADLINE, "the notice_sent", sent_once).await;
+
+    // A 500 first, then the notice again on a new connection: both over TLS.
+    let answers: Vec<_> = receiver.got().iter().map(|g| g.answered).collect();
+    assert_eq!(answers, [Some(500), Some(200)]);
+    assert_eq!(receiver.failed_handshakes(), 0);
+    let got = receiver.delivered().pop().unwrap();
+    assert_eq!(got.path, "/topic");
+    assert_eq!(got.header("host"), Some(address));
+    let basic = base64::engine::general_purpose::STANDARD.encode("us@er:p:s");
+    assert_eq!(
+        got.header("authorization"),
+        Some(&*format!("Basic {basic}"))
+    );
+    assert_eq!(got.header("title"), Some("hooklog: shop"));
+    assert_eq!(got.header("click"), Some("http://hooklog.test/s/s1"));
+    assert!(
+        got.body
+            .starts_with("shop: waiting for permission to use Bash\n")
+    );
+
+    let recorded = notices(&common::open_read_only(&db));
+    let kinds: Vec<_> = recorded.iter().map(|n| n.0.as_str()).collect();
+    assert_eq!(kinds, ["notice_failed", "notice_sent"]);
+    let payload = &recorded[1].2;
+    assert_eq!(payload["spellSequence"], asked["sequence"]);
+    assert_eq!(payload["targetKind"], "ntfy");
+    assert_eq!(payload["targetHost"], "127.0.0.1");
+    assert_eq!(payload["status"], 200);
+}
+
+#[tokio::test]
+async fn an_https_target_whose_certificate_no_trusted_root_signed_gets_nothing() {
+    // The system's roots only: the test CA is not among them.
+    let receiver = Receiver::tls(0).await;
+    let app = spawn_app_with(|config| {
+        notifying(vec![format!("{}/in", receiver.url)])(config);
+        config.notify.attempts = 2;
+    })
+    .await;
+    app.post_hook_ok(permission("s1")).await;
+    let given_up = |app: &TestApp| {
+        notices(&app.db())
+            .iter()
+            .any(|n| n.0 == "notice_failed" && n.2["final"] == true)
+    };
+    wait_for(DEADLINE, "the notice given up", || given_up(&app)).await;
+    // The receiver sees each refused handshake when the client's alert reaches it.
+    wait_for(DEADLINE, "two refused handshakes", || {
+        receiver.failed_handshakes() == 2
+    })
+    .await;
+    assert!(receiver.got().is_empty(), "no request got through");
+    let recorded = notices(&app.db());
+    assert_eq!(recorded.len(), 2);
+    for (_, _, payload) in &recorded {
+        let error = payload["error"].as_str().unwrap();
+        assert!(
+            error.starts_with("TLS: invalid peer certificate: UnknownIssuer"),
+            "{error}"
+        );
+        assert!(!error.contains("/in"), "no URL in {error}");
+    }
+    app.stop().await;
+}
+
+#[test]
+fn an_https_target_with_no_root_to_check_it_stops_the_start_without_echoing_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("no-roots.pem");
+    std::fs::write(&empty, "").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--db"])
+        .arg(dir.path().join("hooklog.db"))
+        .args(["--notify", "slack:https://127.0.0.1:9/services/T/B/sekrit"])
+        .env("SSL_CERT_FILE", &empty)
+        .env_remove("SSL_CERT_DIR")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no root certificate") && stderr.contains("--notify-ca"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sekrit"), "{stderr}");
 }

@@ -1,6 +1,6 @@
 //! A notice receiver for the tests: a small HTTP server on 127.0.0.1:0 that records every
 //! request and answers `500` to the first `failures` of them, then `200`, or holds every
-//! request unanswered (`hang`).
+//! request unanswered (`hang`); over TLS with `fixtures/tls/server.pem` (`Receiver::tls`).
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -31,6 +31,7 @@ struct Script {
     failures: usize,
     hang: bool,
     got: Vec<Got>,
+    failed_handshakes: usize,
 }
 
 pub struct Receiver {
@@ -58,6 +59,33 @@ impl Receiver {
         .await
     }
 
+    /// [`Receiver::failing`] over TLS, at `https://127.0.0.1:PORT`, with a certificate for
+    /// `127.0.0.1` and `localhost` that `fixtures/tls/ca.pem` signed.
+    pub async fn tls(failures: usize) -> Receiver {
+        let script = Arc::new(Mutex::new(Script {
+            failures,
+            ..Script::default()
+        }));
+        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("https://{}", tcp.local_addr().unwrap());
+        let listener = TlsListener {
+            tcp,
+            acceptor: acceptor(),
+            script: script.clone(),
+        };
+        let app = axum::Router::new()
+            .fallback(take)
+            .with_state(script.clone());
+        let server = tokio::spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Receiver {
+            url,
+            script,
+            server,
+        }
+    }
+
     async fn start(script: Script) -> Receiver {
         let script = Arc::new(Mutex::new(script));
         let app = axum::Router::new()
@@ -73,6 +101,11 @@ impl Receiver {
             script,
             server,
         }
+    }
+
+    /// TLS handshakes that failed (the client refused the certificate, most likely).
+    pub fn failed_handshakes(&self) -> usize {
+        self.script.lock().unwrap().failed_handshakes
     }
 
     /// Answers `500` to the next `failures` requests (then `200` again).
@@ -127,4 +160,54 @@ async fn take(
         std::future::pending::<()>().await;
     }
     status
+}
+
+/// The fixture's certificate and key, for the test receiver's TLS (the ring provider, as
+/// hooklog's notices use; nothing process-wide is set).
+fn acceptor() -> tokio_rustls::TlsAcceptor {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio_rustls::rustls::{ServerConfig, crypto};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+    let chain = CertificateDer::pem_file_iter(dir.join("server.pem"))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(dir.join("server.key")).unwrap();
+    let config = ServerConfig::builder_with_provider(Arc::new(crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .unwrap();
+    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+}
+
+/// Accepts TCP connections and completes their TLS handshake, one at a time (enough for the
+/// notices' few connections), counting those that fail.
+struct TlsListener {
+    tcp: tokio::net::TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    script: Arc<Mutex<Script>>,
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            let Ok((tcp, addr)) = self.tcp.accept().await else {
+                continue;
+            };
+            match self.acceptor.accept(tcp).await {
+                Ok(tls) => return (tls, addr),
+                Err(_) => self.script.lock().unwrap().failed_handshakes += 1,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.tcp.local_addr()
+    }
 }
