@@ -268,7 +268,9 @@ impl Watchdog {
         Watchdog { exit_at: shared }
     }
 
+    /// Moves the exit later (never earlier: the thread reads it only once the first is due).
     fn extend(&self, exit_at: Instant) {
-        *self.exit_at.lock().unwrap_or_else(|e| e.into_inner()) = exit_at;
+        let mut at = self.exit_at.lock().unwrap_or_else(|e| e.into_inner());
+        *at = (*at).max(exit_at);
     }
 }

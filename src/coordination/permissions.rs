@@ -120,9 +120,15 @@ pub fn expire(log: &mut dyn Log, request_id: &str) -> Result<Verdict, DecideErro
 }
 
 /// Whether this hooklog stored the request, so that a hook waits on it here. On an aggregator
-/// the request and its decision both come from the agent's own hooklog.
+/// the request and its decision both come from the agent's own hooklog. A request whose
+/// opening event retention has pruned has no origin left: it is taken as this hooklog's, so
+/// that its hook's expiry still settles it (a decision is refused anyway: its wait is long
+/// over).
 fn stored_here(log: &dyn Log, request: &PermissionRequest) -> bool {
-    request.origin.as_deref() == Some(log.origin())
+    request
+        .origin
+        .as_deref()
+        .is_none_or(|origin| origin == log.origin())
 }
 
 fn settled(log: &dyn Log, request_id: &str) -> Result<Verdict, DecideError> {

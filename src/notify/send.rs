@@ -88,9 +88,14 @@ fn http_request(url: &str, request: &Request) -> Result<hyper::Request<Full<Byte
         .map_err(|e| format!("making the request: {e}"))
 }
 
-/// Why an attempt got no answer: a refused certificate as `TLS: …`, else the causes hyper and
-/// the connector give (`tcp connect error: Connection refused …`), none of which names the URL.
+/// Why an attempt got no answer, in at most 300 characters (it is stored in `notice_failed`).
 fn describe(error: &legacy::Error) -> String {
+    cause(error).chars().take(300).collect()
+}
+
+/// A refused certificate as `TLS: …`, else the causes hyper and the connector give
+/// (`tcp connect error: Connection refused …`), none of which names the URL.
+fn cause(error: &legacy::Error) -> String {
     let causes: Vec<_> = std::iter::successors(error.source(), wrapped).collect();
     if let Some(tls) = causes.iter().find_map(|e| e.downcast_ref()) {
         return format!("TLS: {}", tls as &rustls::Error);

@@ -7,10 +7,10 @@
 //! | `receive` | the request's first guard | its events queued for the writer (body read, parsed) | each event of an HTTP ingest request |
 //! | `queue` | queued | the writer's batch begins | each event of an append request |
 //! | `apply` | the batch begins | `COMMIT` begins: every event's row and projections | each event the batch stored |
-//! | `index` | | this event's own search indexing, a part of `apply` | each event the batch stored |
+//! | `index` | | this event's own search indexing, a part of `apply` (FTS5 writes its terms at `COMMIT`) | each event indexed |
 //! | `commit` | `COMMIT` begins | it ends (the fsync included) | each event the batch stored |
 //! | `publish` | the commit ended | the streams' hub has the batch and its callers are answered | each event the batch stored |
-//! | `deliver` | the commit ended | the first stream takes the event to send | each event some stream sent live |
+//! | `deliver` | the writer hands the batch to the hub, right after the commit | the first stream takes any of the group's events to send | each event of a group some stream sent live |
 //!
 //! An event waits for its whole batch, so `apply`, `commit` and `publish` are the batch's times,
 //! counted once per event in it.

@@ -340,6 +340,7 @@ async fn permission_requests_are_framed_and_decided_over_the_socket() {
     assert_eq!(waiting["type"], "permission_request", "{waiting}");
     assert_eq!(waiting["requestId"], request.as_str());
     assert_eq!(waiting["toolName"], "Bash");
+    assert!(waiting["waitsUntil"].is_string(), "{waiting}");
 
     // A decision sent on the socket settles it; every socket gets its frame.
     let deny = json!({"type": "permission_response", "requestId": request, "approved": false,
@@ -358,6 +359,7 @@ async fn permission_requests_are_framed_and_decided_over_the_socket() {
     socket.send(Message::text(deny.to_string())).await.unwrap();
     let toast = next_frame(&mut socket).await;
     assert_eq!(toast["code"], "permission_not_pending", "{toast}");
+    assert_eq!(toast["reason"], "not_pending", "{toast}");
     let bad = json!({"type": "permission_response", "requestId": request});
     socket.send(Message::text(bad.to_string())).await.unwrap();
     assert_eq!(next_frame(&mut socket).await["code"], "invalid_decision");

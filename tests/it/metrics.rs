@@ -226,7 +226,15 @@ async fn every_stored_event_is_counted_once_in_each_of_its_stages() {
     );
     assert_eq!(stream.events(2, DEADLINE).await.len(), 2);
 
-    let samples = scrape(&app).await;
+    // The writer counts a batch's stages once its callers are answered: wait for the last.
+    let key = |stage: &str| format!("hooklog_event_stage_seconds_count{{stage=\"{stage}\"}}");
+    let mut samples = scrape(&app).await;
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while samples.get(&key("index")) != Some(&3.0) {
+        assert!(tokio::time::Instant::now() < deadline, "{samples:#?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        samples = scrape(&app).await;
+    }
     let count = |stage: &str| {
         value(
             &samples,

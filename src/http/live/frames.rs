@@ -12,7 +12,7 @@
 //! | a new tool use | `tool_use {toolUse}` (and `tool_result` if it is already finished) |
 //! | a tool use finished | `tool_result {toolUseId, heroId, missionId, status, ok, error, durationMs, finishedAt}` |
 //! | a subagent's mission opened (it has a `parentMissionId`) | also `subagent_lineage_update {parentMissionId, childMissionId, subagentId, subagentType, state}` and `mission_graph_update {missionId, childMissionId, state}` |
-//! | a permission request opened | `permission_request {requestId, heroId, sessionId, kind, toolName, detail, openedAt}` |
+//! | a permission request opened | `permission_request {requestId, heroId, sessionId, kind, toolName, detail, openedAt, waitsUntil, origin}` |
 //! | a request allowed or denied | `permission_response {requestId, approved, decidedBy, message}` (`plan_approval_response {planId, ...}` for a plan) |
 //! | a request expired | `mission_event {kind: "permission_expired", requestId}` |
 //!
@@ -53,7 +53,8 @@ pub fn permission_request(request: &Map<String, Value>) -> Value {
     json!({"type": "permission_request", "requestId": request.get("requestId"),
         "heroId": request.get("heroId"), "sessionId": request.get("sessionId"),
         "kind": request.get("kind"), "toolName": request.get("tool"),
-        "detail": request.get("preview"), "openedAt": request.get("openedAt")})
+        "detail": request.get("preview"), "openedAt": request.get("openedAt"),
+        "waitsUntil": request.get("waitsUntil"), "origin": request.get("origin")})
 }
 
 fn text<'a>(set: &'a Map<String, Value>, field: &str) -> Option<&'a str> {

@@ -18,7 +18,8 @@ pub const TOOL_USES: u32 = 20;
 pub const ACTIVE_TOOL_USES: u32 = 1000;
 /// Most live heroes sent (besides those the missions name).
 pub const LIVE_HEROES: u32 = 500;
-/// Most pending permission requests sent (the newest).
+/// Most pending permission requests sent: the newest (a waiting hook gives up within
+/// minutes, so the oldest are the first to be over).
 pub const PENDING_REQUESTS: u32 = 200;
 
 #[derive(Serialize)]

@@ -61,9 +61,17 @@ async fn decide(state: &AppState, decision: Decide) -> Option<Value> {
     let command = Command::DecidePermission(decision);
     match state.store.writer.decide(command).await {
         Ok(decided) => match decided.verdict {
-            Verdict::Done(outcome) if matches!(*outcome, Outcome::Permission(ref a) if a.resolved) => {
-                None
-            }
+            Verdict::Done(outcome) => match *outcome {
+                Outcome::Permission(answer) if answer.resolved => None,
+                Outcome::Permission(answer) => {
+                    let mut toast = client::Refusal::NotPending.toast();
+                    // Why, as `POST /permission-response` says it (`not_pending`, `wait_over`,
+                    // `other_origin`, ...).
+                    toast["reason"] = json!(answer.reason);
+                    Some(toast)
+                }
+                _ => Some(client::Refusal::NotPending.toast()),
+            },
             _ => Some(client::Refusal::NotPending.toast()),
         },
         Err(e) => {

@@ -48,11 +48,11 @@ pub(super) struct WriterThread {
     /// The response events of the batch being run, one group per request, for the hub.
     pub(super) responses_committed: Vec<Vec<response::Stored>>,
     pub(super) clock: time::Clock,
-    /// This hooklog's name, recorded on the events it stores that bring none (`--origin`).
     /// Where each event's stages are timed (shared with the streams' hub).
     pub(super) stages: Stages,
     /// This batch's events' own search indexing times, observed once it commits.
     pub(super) indexed: Vec<Duration>,
+    /// This hooklog's name, recorded on the events it stores that bring none (`--origin`).
     pub(super) origin: String,
     pub(super) rules: coordination::Rules,
     /// Whether each event appended is indexed for search (always, but in `bench search`'s
