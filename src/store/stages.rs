@@ -89,6 +89,22 @@ impl Stages {
         }
     }
 
+    /// Counts a committed batch's events into the histograms.
+    pub fn observe_batch(&self, batch: &Batch) {
+        for (arrival, events) in batch.arrivals {
+            if let Some(arrived) = arrival.arrived {
+                self.observe(Stage::Receive, arrival.queued - arrived, *events);
+            }
+            self.observe(Stage::Queue, batch.started - arrival.queued, *events);
+        }
+        self.observe(Stage::Apply, batch.apply, batch.stored);
+        self.observe(Stage::Commit, batch.commit, batch.stored);
+        self.observe(Stage::Publish, batch.publish, batch.stored);
+        for took in batch.indexed {
+            self.observe(Stage::Index, *took, 1);
+        }
+    }
+
     pub fn collectors(&self) -> Vec<Box<dyn Collector>> {
         vec![Box::new(self.seconds.clone())]
     }
@@ -110,4 +126,52 @@ impl Arrival {
             queued: Instant::now(),
         }
     }
+}
+
+/// The target of the per-batch stage log line.
+pub const LOG: &str = "hooklog::stages";
+
+/// A committed batch, as the writer times it.
+pub struct Batch<'a> {
+    /// When the batch began (its requests' `queue` ends).
+    pub started: Instant,
+    /// Each append request's arrival, and how many events it brought.
+    pub arrivals: &'a [(Arrival, usize)],
+    /// Events the batch stored.
+    pub stored: usize,
+    /// Each stored event's own search indexing.
+    pub indexed: &'a [Duration],
+    pub apply: Duration,
+    pub commit: Duration,
+    pub publish: Duration,
+}
+
+/// One debug line per batch (`HOOKLOG_LOG=info,hooklog::stages=debug`): the events it stored
+/// (`positions`: sequence and id), each request's `receive` and `queue`, each event's `index`,
+/// and the batch's `apply`, `commit` and `publish`, in µs (`deliver` is in `/metrics` only).
+pub fn log_batch(batch: &Batch, positions: &[(i64, String)]) {
+    let micros = |d: Duration| d.as_micros() as u64;
+    let requests: Vec<String> = batch
+        .arrivals
+        .iter()
+        .map(|(arrival, events)| {
+            let receive = arrival
+                .arrived
+                .map_or("-".to_string(), |a| micros(arrival.queued - a).to_string());
+            let queue = micros(batch.started - arrival.queued);
+            format!("{events} events: receive {receive} queue {queue}")
+        })
+        .collect();
+    tracing::debug!(
+        target: LOG,
+        first = positions.first().map(|p| p.0),
+        last = positions.last().map(|p| p.0),
+        ids = ?positions.iter().map(|p| p.1.as_str()).collect::<Vec<_>>(),
+        ?requests,
+        index_us = ?batch.indexed.iter().map(|d| micros(*d)).collect::<Vec<_>>(),
+        apply_us = micros(batch.apply),
+        commit_us = micros(batch.commit),
+        publish_us = micros(batch.publish),
+        "batch committed"
+    );
 }

@@ -9,22 +9,11 @@ use crate::coordination;
 use crate::event::{NewEvent, StoredEvent, time};
 use crate::response;
 use crate::store::read;
-use crate::store::stages::{Arrival, Stage};
+use crate::store::stages::{self, Arrival};
 use rusqlite::Connection;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::oneshot;
-
-/// The target of the per-batch stage log line.
-const STAGES_LOG: &str = "hooklog::stages";
-
-/// A committed batch's shared stage times.
-#[derive(Clone, Copy)]
-struct BatchTimes {
-    apply: Duration,
-    commit: Duration,
-    publish: Duration,
-}
 
 type Reply = oneshot::Sender<Result<Vec<Appended>, AppendError>>;
 type DecideReply = oneshot::Sender<Result<Decided, AppendError>>;
@@ -170,13 +159,8 @@ impl WriterThread {
         let committed_at = Instant::now();
         self.shared_head.store(self.head, Ordering::Release);
         self.healthy.store(true, Ordering::Release);
-        let times = BatchTimes {
-            apply: applied - started,
-            commit: committed_at - applied,
-            publish: Duration::ZERO,
-        };
-        self.stats
-            .record_commit(committed.len(), times.apply, times.commit);
+        let (apply, commit) = (applied - started, committed_at - applied);
+        self.stats.record_commit(committed.len(), apply, commit);
         self.stats.metrics.record_appended(&committed);
         for outcome in &outcomes {
             if let Outcome::Append(answer) = outcome {
@@ -184,7 +168,7 @@ impl WriterThread {
             }
         }
         let stored = committed.len();
-        let traced = tracing::enabled!(target: STAGES_LOG, tracing::Level::DEBUG);
+        let traced = tracing::enabled!(target: stages::LOG, tracing::Level::DEBUG);
         let positions: Vec<(i64, String)> = match traced {
             true => committed
                 .iter()
@@ -208,72 +192,20 @@ impl WriterThread {
         for (pending, outcome) in batch.into_iter().zip(outcomes) {
             pending.answer(outcome);
         }
-        let times = BatchTimes {
+        let timed = stages::Batch {
+            started,
+            arrivals: &arrivals,
+            stored,
+            indexed: &self.indexed,
+            apply,
+            commit,
             publish: committed_at.elapsed(),
-            ..times
         };
         if traced {
-            self.log_stages(started, &arrivals, &positions, times);
+            stages::log_batch(&timed, &positions);
         }
-        self.time_stages(started, &arrivals, stored, times);
-    }
-
-    /// Counts the batch's events into the stage histograms.
-    fn time_stages(
-        &mut self,
-        started: Instant,
-        arrivals: &[(Arrival, usize)],
-        stored: usize,
-        times: BatchTimes,
-    ) {
-        let stages = &self.stages;
-        for (arrival, events) in arrivals {
-            if let Some(arrived) = arrival.arrived {
-                stages.observe(Stage::Receive, arrival.queued - arrived, *events);
-            }
-            stages.observe(Stage::Queue, started - arrival.queued, *events);
-        }
-        stages.observe(Stage::Apply, times.apply, stored);
-        stages.observe(Stage::Commit, times.commit, stored);
-        stages.observe(Stage::Publish, times.publish, stored);
-        for took in self.indexed.drain(..) {
-            stages.observe(Stage::Index, took, 1);
-        }
-    }
-
-    /// One debug line per batch (`HOOKLOG_LOG=info,hooklog::stages=debug`): the events it stored, each
-    /// request's `receive` and `queue`, each event's `index`, and the batch's `apply`, `commit`
-    /// and `publish`, in µs (an event's `deliver` is in `/metrics` only).
-    fn log_stages(
-        &self,
-        started: Instant,
-        arrivals: &[(Arrival, usize)],
-        positions: &[(i64, String)],
-        times: BatchTimes,
-    ) {
-        let micros = |d: Duration| d.as_micros() as u64;
-        let requests: Vec<String> = arrivals
-            .iter()
-            .map(|(arrival, events)| {
-                let receive = arrival
-                    .arrived
-                    .map_or("-".to_string(), |a| micros(arrival.queued - a).to_string());
-                let queue = micros(started - arrival.queued);
-                format!("{events} events: receive {receive} queue {queue}")
-            })
-            .collect();
-        tracing::debug!(
-            target: STAGES_LOG,
-            first = positions.first().map(|p| p.0),
-            last = positions.last().map(|p| p.0),
-            ids = ?positions.iter().map(|p| p.1.as_str()).collect::<Vec<_>>(),
-            ?requests,
-            index_us = ?self.indexed.iter().map(|d| micros(*d)).collect::<Vec<_>>(),
-            apply_us = micros(times.apply),
-            commit_us = micros(times.commit),
-            publish_us = micros(times.publish),
-            "batch committed"
-        );
+        self.stages.observe_batch(&timed);
+        self.indexed.clear();
     }
 
     /// Runs the batch in one transaction and commits it: each request's outcome, the events
