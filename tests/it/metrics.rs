@@ -32,6 +32,19 @@ async fn get_json(app: &TestApp, path: &str) -> Value {
     response.json().await.unwrap()
 }
 
+/// Session `s1`'s event stream, from its start.
+async fn session_stream(app: &TestApp) -> SseReader {
+    let response = app
+        .client
+        .get(format!("{}/sessions/s1/events", app.url))
+        .bearer_auth(TOKEN)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    SseReader::new(response)
+}
+
 /// Every sample of a scrape, keyed by its name and labels as written
 /// (`hooklog_http_refusals_total{status="400"}`).
 async fn scrape(app: &TestApp) -> BTreeMap<String, f64> {
@@ -155,15 +168,7 @@ async fn a_stream_counts_while_open_and_its_history_rows_once_served() {
         .collect();
     let status = send(&app, "POST", "/events", Some(Value::Array(events))).await;
     assert_eq!(status, StatusCode::OK);
-    let response = app
-        .client
-        .get(format!("{}/sessions/s1/events", app.url))
-        .bearer_auth(TOKEN)
-        .header("accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
-    let mut stream = SseReader::new(response);
+    let mut stream = session_stream(&app).await;
     assert_eq!(stream.events(3, DEADLINE).await.len(), 3);
 
     let samples = scrape(&app).await;
@@ -196,23 +201,13 @@ async fn metrics_want_the_token() {
 #[tokio::test]
 async fn every_stored_event_is_counted_once_in_each_of_its_stages() {
     let app = spawn().await;
-    let hook = |tool: &str| {
-        json!({"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": tool,
-            "tool_input": {"command": "ls"}})
-    };
+    let hook = json!({"hook_event_name": "PreToolUse", "session_id": "s1", "tool_name": "Bash",
+        "tool_input": {"command": "ls"}});
     assert_eq!(
-        send(&app, "POST", "/event", Some(hook("Bash"))).await,
+        send(&app, "POST", "/event", Some(hook)).await,
         StatusCode::OK
     );
-    let response = app
-        .client
-        .get(format!("{}/sessions/s1/events", app.url))
-        .bearer_auth(TOKEN)
-        .header("accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap();
-    let mut stream = SseReader::new(response);
+    let mut stream = session_stream(&app).await;
     // The first is history: once it is read, the stream is following the hub, so the next
     // two reach it live.
     assert_eq!(stream.events(1, DEADLINE).await.len(), 1);
@@ -227,26 +222,18 @@ async fn every_stored_event_is_counted_once_in_each_of_its_stages() {
     assert_eq!(stream.events(2, DEADLINE).await.len(), 2);
 
     // The writer counts a batch's stages once its callers are answered: wait for the last.
-    let key = |stage: &str| format!("hooklog_event_stage_seconds_count{{stage=\"{stage}\"}}");
+    let key = |series: &str, stage: &str| {
+        format!("hooklog_event_stage_seconds_{series}{{stage=\"{stage}\"}}")
+    };
     let mut samples = scrape(&app).await;
     let deadline = tokio::time::Instant::now() + DEADLINE;
-    while samples.get(&key("index")) != Some(&3.0) {
+    while samples.get(&key("count", "index")) != Some(&3.0) {
         assert!(tokio::time::Instant::now() < deadline, "{samples:#?}");
         tokio::time::sleep(Duration::from_millis(10)).await;
         samples = scrape(&app).await;
     }
-    let count = |stage: &str| {
-        value(
-            &samples,
-            &format!("hooklog_event_stage_seconds_count{{stage=\"{stage}\"}}"),
-        )
-    };
-    let sum = |stage: &str| {
-        value(
-            &samples,
-            &format!("hooklog_event_stage_seconds_sum{{stage=\"{stage}\"}}"),
-        )
-    };
+    let count = |stage: &str| value(&samples, &key("count", stage));
+    let sum = |stage: &str| value(&samples, &key("sum", stage));
     for stage in ["receive", "queue", "apply", "index", "commit", "publish"] {
         assert_eq!(count(stage), 3.0, "{stage}: {samples:#?}");
     }

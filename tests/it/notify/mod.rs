@@ -49,6 +49,26 @@ fn idle(session: &str) -> Value {
     body
 }
 
+/// Session `s1`'s permission request posted to the hooklog at `url`: its answer.
+async fn ask(url: &str) -> Value {
+    reqwest::Client::new()
+        .post(format!("{url}/event"))
+        .json(&permission("s1"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// Whether the database file at `db` holds a notice event of type `kind`.
+fn holds_notice(db: &std::path::Path, kind: &str) -> bool {
+    notices(&common::open_read_only(db))
+        .iter()
+        .any(|n| n.0 == kind)
+}
+
 /// The notice events in the log, in order: (type, session, payload).
 fn notices(db: &rusqlite::Connection) -> Vec<(String, String, Value)> {
     db.prepare(
@@ -232,22 +252,11 @@ async fn a_notice_not_delivered_before_a_restart_is_sent_after_it() {
         })
     };
     let mut first = serve(&db);
-    let client = reqwest::Client::new();
-    let asked: Value = client
-        .post(format!("{}/event", first.url))
-        .json(&permission("s1"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let failed = || {
-        notices(&common::open_read_only(&db))
-            .iter()
-            .any(|n| n.0 == "notice_failed")
-    };
-    wait_for(DEADLINE, "a failed attempt", failed).await;
+    let asked = ask(&first.url).await;
+    wait_for(DEADLINE, "a failed attempt", || {
+        holds_notice(&db, "notice_failed")
+    })
+    .await;
     first.kill();
 
     receiver.fail_next(0);
@@ -256,12 +265,10 @@ async fn a_notice_not_delivered_before_a_restart_is_sent_after_it() {
         !receiver.delivered().is_empty()
     })
     .await;
-    let sent_once = || {
-        notices(&common::open_read_only(&db))
-            .iter()
-            .any(|n| n.0 == "notice_sent")
-    };
-    wait_for(DEADLINE, "its notice_sent", sent_once).await;
+    wait_for(DEADLINE, "its notice_sent", || {
+        holds_notice(&db, "notice_sent")
+    })
+    .await;
     let notice = receiver.delivered()[0].json();
     assert_eq!(notice["spellSequence"], asked["sequence"]);
     assert_eq!(notice["url"], "http://hooklog.test/s/s1");
@@ -287,21 +294,11 @@ async fn an_https_target_is_taken_at_start_and_delivered_to_over_tls_with_the_ca
             .arg("--notify-ca")
             .arg(test_ca());
     });
-    let asked: Value = reqwest::Client::new()
-        .post(format!("{}/event", server.url))
-        .json(&permission("s1"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let sent_once = || {
-        notices(&common::open_read_only(&db))
-            .iter()
-            .any(|n| n.0 == "notice_sent")
-    };
-    wait_for(DEADLINE, "the notice_sent", sent_once).await;
+    let asked = ask(&server.url).await;
+    wait_for(DEADLINE, "the notice_sent", || {
+        holds_notice(&db, "notice_sent")
+    })
+    .await;
 
     // A 500 first, then the notice again on a new connection: both over TLS.
     let answers: Vec<_> = receiver.got().iter().map(|g| g.answered).collect();

@@ -73,26 +73,27 @@ impl Receiver {
             acceptor: acceptor(),
             script: script.clone(),
         };
-        let app = axum::Router::new()
-            .fallback(take)
-            .with_state(script.clone());
-        let server = tokio::spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Receiver {
-            url,
-            script,
-            server,
-        }
+        Receiver::serve(listener, url, script)
     }
 
     async fn start(script: Script) -> Receiver {
-        let script = Arc::new(Mutex::new(script));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        Receiver::serve(listener, url, Arc::new(Mutex::new(script)))
+    }
+
+    /// Answers every request on `listener` as `script` says.
+    fn serve<L: axum::serve::Listener>(
+        listener: L,
+        url: String,
+        script: Arc<Mutex<Script>>,
+    ) -> Receiver
+    where
+        L::Addr: std::fmt::Debug,
+    {
         let app = axum::Router::new()
             .fallback(take)
             .with_state(script.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let server = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
         });
