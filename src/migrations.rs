@@ -85,6 +85,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0016_permissions.sql"),
         true,
     ),
+    (
+        "0017_search_after_ack.sql",
+        include_str!("../migrations/0017_search_after_ack.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

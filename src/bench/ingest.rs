@@ -64,6 +64,13 @@ pub struct IngestArgs {
     /// Skip the log-only floor in `hooks` (its ratios are then not printed).
     #[arg(long)]
     pub no_floor: bool,
+    /// Skip the PreToolUse-only path in `hooks`.
+    #[arg(long)]
+    pub no_pre_only: bool,
+    /// In `hooks`, post at most this many events per second on each path (0: as fast as the
+    /// server answers): the search lag (`derive` stage) is measured below saturation this way.
+    #[arg(long, default_value_t = 0)]
+    pub rate: u32,
     /// Durability of the server this command starts.
     #[arg(long, value_enum, default_value_t = Durability::Full)]
     pub durability: Durability,

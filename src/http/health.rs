@@ -5,7 +5,7 @@ use crate::event::time;
 use crate::jetstream::status::{Aggregating, Link, PublishLag, Publishing};
 use crate::store::WriterState;
 use crate::store::stats::StatsSnapshot;
-use crate::store::writer::{Pruning, PruningState};
+use crate::store::writer::{Pruning, PruningState, SearchLag};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -27,6 +27,9 @@ pub struct Health {
     mock: bool,
     time: String,
     head_sequence: i64,
+    /// How far search is behind the head: the writer indexes acknowledged events after their
+    /// commit, in batches, so a lag of milliseconds is normal; one that grows is not.
+    search: SearchLag,
     /// `off` (no retention policy), `ok`, or `failing`: the last prune step failed, so the log
     /// is growing past its limit. Ingest goes on, so `ok` and the status do not change.
     #[schema(value_type = String)]
@@ -72,6 +75,7 @@ pub async fn health(State(state): State<AppState>) -> (StatusCode, Json<Health>)
         mock: false,
         time: time::now(),
         head_sequence: state.store.writer.head(),
+        search: state.store.writer.search().lag(state.store.writer.head()),
         retention: pruning.state,
         retention_error: pruning.last_error,
         publish: state.replication.lag(state.store.writer.head()),
@@ -90,6 +94,8 @@ pub struct Stats {
     /// The writer connection's `synchronous` setting: `full` or `normal` (`serve --durability`).
     durability: &'static str,
     writer: StatsSnapshot,
+    /// How far search is behind the head (as in `/health`).
+    search: SearchLag,
     retention: Pruning,
     /// Connections accepted, open now, refused past `--max-connections`, and closed because
     /// their client accepted no byte for `--stall-timeout` (a stream it stopped reading).
@@ -126,6 +132,7 @@ pub async fn stats(State(state): State<AppState>) -> Json<Stats> {
         http_workers: tokio::runtime::Handle::current().metrics().num_workers(),
         durability: state.store.synchronous,
         writer: state.store.writer.stats().snapshot(),
+        search: state.store.writer.search().lag(state.store.writer.head()),
         retention: state.store.writer.pruning(),
         connections: state.connections.snapshot(),
         publishing: publishing_stats(&state),

@@ -97,6 +97,13 @@ fn read_now(state: &AppState, alerts: Vec<(String, i64)>) -> Vec<Box<dyn Collect
     let open_streams = max_streams.saturating_sub(state.stream_slots.available_permits());
     let wal = format!("{}-wal", state.config.db_path.display());
     let wal_bytes = std::fs::metadata(wal).map_or(0, |m| m.len());
+    let search = writer.search().lag(writer.head());
+    let search_seconds = prometheus::Gauge::new(
+        "hooklog_search_lag_seconds",
+        "How long the oldest acknowledged event not yet searchable has waited since its commit.",
+    )
+    .expect("a valid gauge");
+    search_seconds.set(search.lag_seconds);
     let alerts_open = IntGaugeVec::new(
         Opts::new("hooklog_alerts_open", "Alerts not acknowledged, by kind."),
         &["kind"],
@@ -111,6 +118,12 @@ fn read_now(state: &AppState, alerts: Vec<(String, i64)>) -> Vec<Box<dyn Collect
             "The last committed sequence.",
             writer.head(),
         ),
+        gauge(
+            "hooklog_search_lag_events",
+            "Events acknowledged and not yet searchable (the writer indexes them after their commit).",
+            search.lag_events,
+        ),
+        Box::new(search_seconds),
         gauge(
             "hooklog_writer_queue_depth",
             "Requests queued for the writer, not yet taken into a batch.",

@@ -19,6 +19,9 @@ use serde_json::json;
 pub const DEFAULT_HITS: u32 = 20;
 /// The longest `q`, in characters.
 pub const MAX_QUERY_CHARS: usize = 2_000;
+/// How long a search waits for the events acknowledged before it to be indexed (the writer
+/// indexes them after their commit, in batches: normally within milliseconds).
+pub const SEARCH_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -80,6 +83,10 @@ pub struct SearchPage {
     next_cursor: Option<String>,
     /// The FTS5 expression that ran (in `words` mode, what `q` became).
     query: String,
+    /// Every event at or below this sequence was searchable when the page was read. A search
+    /// waits up to a second for the events acknowledged before it to be indexed, so this is
+    /// normally the head it saw (docs/api.md).
+    indexed_through: i64,
     order: &'static str,
 }
 
@@ -164,14 +171,17 @@ pub async fn search(
         cursor,
     };
     let expression = search.expression.clone();
-    let page = state
+    let writer = &state.store.writer;
+    writer.search().reached(writer.head(), SEARCH_WAIT).await;
+    let (page, indexed_through) = state
         .store
         .read(move |conn| {
             // One read transaction: the hits' events are those the page's query saw.
             let tx = conn.unchecked_transaction()?;
             let page = search::search(&tx, &search)?;
+            let through = search::through(&tx)?;
             tx.finish()?;
-            Ok(page)
+            Ok((page, through))
         })
         .await
         .map_err(|e| match e {
@@ -187,6 +197,7 @@ pub async fn search(
         hits: page.hits,
         next_cursor: page.next.map(|c| c.encode()),
         query: expression,
+        indexed_through,
         order: match order {
             Order::Newest => "newest",
             Order::Rank => "rank",

@@ -4,18 +4,7 @@
 use crate::event::StoredEvent;
 use rusqlite::{Connection, OptionalExtension};
 
-pub use crate::event::row::{EVENT_COLUMNS, stored_event};
-
-/// The highest committed sequence (0 for an empty log).
-/// Pruning never lowers it: the highest sequence pruned is kept in `meta`.
-pub fn head(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.prepare_cached(
-        "SELECT MAX(COALESCE((SELECT MAX(sequence) FROM events), 0),
-                    COALESCE((SELECT CAST(value AS INTEGER) FROM meta
-                              WHERE key = 'pruned_through_sequence'), 0))",
-    )?
-    .query_row([], |r| r.get(0))
-}
+pub use crate::event::row::{EVENT_COLUMNS, head, stored_event};
 
 /// A session's last `session_sequence` (0 for a new session). Pruning never lowers it: a
 /// pruned session's last number is kept in `pruned_sessions`.

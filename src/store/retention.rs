@@ -38,13 +38,14 @@ pub fn prune_step(
     now: DateTime<Utc>,
 ) -> rusqlite::Result<i64> {
     let mut snapshot = Snapshot::of(conn)?;
-    prune_step_min(conn, &mut snapshot, policy, now, 1, None).map(|step| step.pruned)
+    prune_step_min(conn, &mut snapshot, policy, now, 1, None, None).map(|step| step.pruned)
 }
 
 /// [`prune_step`] with the writer's `snapshot`, but does nothing unless at least `min` events
 /// (or [`PRUNE_STEP`], if less) are due; with `publish_stream`, keeps every event its
 /// publisher has not sent to that JetStream stream yet (the `published` table), so retention
-/// never loses one before it is published.
+/// never loses one before it is published; with `indexed_through`, keeps every event above
+/// it (the writer has not written its search rows yet, `store::writer::derive`).
 ///
 /// Two commits, in this order: the snapshot's (the pruned events applied to it, and its new
 /// boundary), then the log's (the events deleted). A step that finds the snapshot already
@@ -56,6 +57,7 @@ pub fn prune_step_min(
     now: DateTime<Utc>,
     min: i64,
     publish_stream: Option<&str>,
+    indexed_through: Option<i64>,
 ) -> rusqlite::Result<Step> {
     if !policy.is_set() {
         return Ok(Step::default());
@@ -104,6 +106,9 @@ pub fn prune_step_min(
         through = through.max(old);
     }
     through = through.min(first + PRUNE_STEP - 1);
+    if let Some(indexed) = indexed_through {
+        through = through.min(indexed);
+    }
     let mut unpublished = 0;
     if let Some(stream) = publish_stream {
         let published: i64 = tx.query_row(
@@ -212,5 +217,41 @@ mod tests {
             )
             .unwrap();
         assert_eq!(pruned, "1");
+    }
+
+    #[test]
+    fn events_not_yet_indexed_for_search_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = open_writer(&dir.path().join("r.db"), Durability::Normal).unwrap();
+        for sequence in 1..=3 {
+            conn.execute(
+                "INSERT INTO events VALUES (?1, 'e' || ?1, 's', ?1, 'Stop', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{}', 'here')",
+                [sequence],
+            )
+            .unwrap();
+        }
+        let none_left = Retention {
+            max_events: Some(0),
+            max_age: None,
+        };
+        let mut snapshot = Snapshot::of(&conn).unwrap();
+        let step = prune_step_min(
+            &conn,
+            &mut snapshot,
+            &none_left,
+            Utc::now(),
+            1,
+            None,
+            Some(1),
+        )
+        .unwrap();
+        assert_eq!(
+            step.pruned, 1,
+            "only the event at or below the indexed sequence"
+        );
+        let left: i64 = conn
+            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 2);
     }
 }

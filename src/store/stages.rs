@@ -7,8 +7,8 @@
 //! | `receive` | the request's first guard | its events queued for the writer (body read, parsed) | each event of an HTTP ingest request |
 //! | `queue` | queued | the writer's batch begins | each event of an append request |
 //! | `apply` | the batch begins | `COMMIT` begins: every event's row and projections | each event the batch stored |
-//! | `index` | | this event's own search indexing, a part of `apply` (FTS5 writes its terms at `COMMIT`) | each event indexed |
 //! | `commit` | `COMMIT` begins | it ends (the fsync included) | each event the batch stored |
+//! | `derive` | the commit ended | the commit of the event's search rows ended (`store::writer::derive`): the lag of search behind the acknowledgement | each event the batch stored |
 //! | `publish` | the commit ended | the streams' hub has the batch and its callers are answered | each event the batch stored |
 //! | `deliver` | the writer hands the batch to the hub, right after the commit | the first stream takes any of the group's events to send | each event of a group some stream sent live |
 //!
@@ -24,7 +24,7 @@ pub enum Stage {
     Receive,
     Queue,
     Apply,
-    Index,
+    Derive,
     Commit,
     Publish,
     Deliver,
@@ -35,8 +35,8 @@ impl Stage {
         Stage::Receive,
         Stage::Queue,
         Stage::Apply,
-        Stage::Index,
         Stage::Commit,
+        Stage::Derive,
         Stage::Publish,
         Stage::Deliver,
     ];
@@ -46,7 +46,7 @@ impl Stage {
             Stage::Receive => "receive",
             Stage::Queue => "queue",
             Stage::Apply => "apply",
-            Stage::Index => "index",
+            Stage::Derive => "derive",
             Stage::Commit => "commit",
             Stage::Publish => "publish",
             Stage::Deliver => "deliver",
@@ -100,9 +100,6 @@ impl Stages {
         self.observe(Stage::Apply, batch.apply, batch.stored);
         self.observe(Stage::Commit, batch.commit, batch.stored);
         self.observe(Stage::Publish, batch.publish, batch.stored);
-        for took in batch.indexed {
-            self.observe(Stage::Index, *took, 1);
-        }
     }
 
     pub fn collectors(&self) -> Vec<Box<dyn Collector>> {
@@ -139,16 +136,14 @@ pub struct Batch<'a> {
     pub arrivals: &'a [(Arrival, usize)],
     /// Events the batch stored.
     pub stored: usize,
-    /// Each stored event's own search indexing.
-    pub indexed: &'a [Duration],
     pub apply: Duration,
     pub commit: Duration,
     pub publish: Duration,
 }
 
 /// One debug line per batch (`HOOKLOG_LOG=info,hooklog::stages=debug`): the events it stored
-/// (`positions`: sequence and id), each request's `receive` and `queue`, each event's `index`,
-/// and the batch's `apply`, `commit` and `publish`, in µs (`deliver` is in `/metrics` only).
+/// (`positions`: sequence and id), each request's `receive` and `queue`, and the batch's
+/// `apply`, `commit` and `publish`, in µs (`derive` and `deliver` are in `/metrics` only).
 pub fn log_batch(batch: &Batch, positions: &[(i64, String)]) {
     let micros = |d: Duration| d.as_micros() as u64;
     let requests: Vec<String> = batch
@@ -168,7 +163,6 @@ pub fn log_batch(batch: &Batch, positions: &[(i64, String)]) {
         last = positions.last().map(|p| p.0),
         ids = ?positions.iter().map(|p| p.1.as_str()).collect::<Vec<_>>(),
         ?requests,
-        index_us = ?batch.indexed.iter().map(|d| micros(*d)).collect::<Vec<_>>(),
         apply_us = micros(batch.apply),
         commit_us = micros(batch.commit),
         publish_us = micros(batch.publish),

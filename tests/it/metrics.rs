@@ -227,18 +227,18 @@ async fn every_stored_event_is_counted_once_in_each_of_its_stages() {
     };
     let mut samples = scrape(&app).await;
     let deadline = tokio::time::Instant::now() + DEADLINE;
-    while samples.get(&key("count", "index")) != Some(&3.0) {
+    while samples.get(&key("count", "derive")) != Some(&3.0) {
         assert!(tokio::time::Instant::now() < deadline, "{samples:#?}");
         tokio::time::sleep(Duration::from_millis(10)).await;
         samples = scrape(&app).await;
     }
     let count = |stage: &str| value(&samples, &key("count", stage));
     let sum = |stage: &str| value(&samples, &key("sum", stage));
-    for stage in ["receive", "queue", "apply", "index", "commit", "publish"] {
+    for stage in ["receive", "queue", "apply", "commit", "derive", "publish"] {
         assert_eq!(count(stage), 3.0, "{stage}: {samples:#?}");
     }
     assert_eq!(count("deliver"), 2.0, "{samples:#?}");
-    for stage in ["receive", "apply", "commit"] {
+    for stage in ["receive", "apply", "commit", "derive"] {
         assert!(sum(stage) > 0.0, "{stage} took no time: {samples:#?}");
     }
 }

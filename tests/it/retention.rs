@@ -570,6 +570,7 @@ async fn measure_prune_steps() {
             chrono::Utc::now(),
             1,
             None,
+            None,
         )
         .unwrap();
         times.push(started.elapsed().as_secs_f64() * 1000.0);

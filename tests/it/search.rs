@@ -484,3 +484,69 @@ async fn a_database_from_before_search_is_indexed_when_it_is_upgraded() {
     let found = hits(&app, &[("q", "widget")]).await;
     assert_eq!(sequences(&found), [2, 1]);
 }
+
+/// Issue 41: search rows are written after the commit that acknowledged their events. What a
+/// crash between the two commits leaves (events stored, their search rows not, `search_through`
+/// behind) is caught up from the log when the server starts again, and `/health` shows the lag
+/// until then.
+#[tokio::test]
+async fn search_rows_a_crash_left_unwritten_are_made_from_the_log_on_start() {
+    let app = loaded().await;
+    let (_, page) = search(&app, &[("q", "totals.rs")]).await;
+    let head = app.get("/health").await.1["headSequence"].as_i64().unwrap();
+    assert_eq!(page["indexedThrough"], head, "a search waits for the head");
+    let (_, health) = app.get("/health").await;
+    assert_eq!(health["search"]["indexedThrough"], head, "{health}");
+    assert_eq!(health["search"]["lagEvents"], 0, "{health}");
+    let db = app.db_path.clone();
+    let dir = app.stop().await;
+
+    // The state a kill -9 between an acknowledging commit and its search rows' commit leaves.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let behind = head / 2;
+    let rows_above = |conn: &rusqlite::Connection| -> Vec<(i64, String)> {
+        let mut rows = conn
+            .prepare("SELECT sequence, text FROM search_text WHERE sequence > ?1 ORDER BY 1")
+            .unwrap();
+        rows.query_map([behind], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let lost = rows_above(&conn);
+    let with_bash: Vec<i64> = lost
+        .iter()
+        .filter(|(_, text)| text.contains("Bash"))
+        .map(|(s, _)| *s)
+        .collect();
+    assert!(!with_bash.is_empty(), "{lost:?}");
+    conn.execute_batch(&format!(
+        "INSERT INTO search (search, rowid, text)
+             SELECT 'delete', sequence, text FROM search_text WHERE sequence > {behind};
+         DELETE FROM search_text WHERE sequence > {behind};
+         UPDATE meta SET value = '{behind}' WHERE key = 'search_through';"
+    ))
+    .unwrap();
+    drop(conn);
+
+    let app = common::start(hooklog::config::Config::for_path(&db), dir).await;
+    let found = sequences(&hits(&app, &[("q", "Bash"), ("limit", "1000")]).await);
+    for sequence in &with_bash {
+        assert!(found.contains(sequence), "{sequence} in {found:?}");
+    }
+    let (_, health) = app.get("/health").await;
+    assert_eq!(health["search"]["indexedThrough"], head, "{health}");
+    assert_eq!(health["search"]["lagEvents"], 0, "{health}");
+    let db = app.db_path.clone();
+    let _dir = app.stop().await;
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    assert_eq!(rows_above(&conn), lost, "the same rows, made again");
+    drop(conn);
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["rebuild", "--check", "--db"])
+        .arg(&db)
+        .output()
+        .expect("run hooklog rebuild --check");
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{out}");
+}

@@ -70,7 +70,8 @@ async fn a_prune_step_interrupted_after_the_snapshot_committed_is_finished_once(
     let mut snap = Snapshot::of(&conn).unwrap();
     let policy = keep((total - 800) as u64);
     let step =
-        retention::prune_step_min(&conn, &mut snap, &policy, chrono::Utc::now(), 1, None).unwrap();
+        retention::prune_step_min(&conn, &mut snap, &policy, chrono::Utc::now(), 1, None, None)
+            .unwrap();
     assert_eq!(step.pruned, 500);
     assert_eq!(
         snapshot_rows(&db),

@@ -191,6 +191,7 @@ impl SearchBenchArgs {
             turns: self.turns,
             run: format!("{run}-{:06x}", std::process::id()),
             window: 0,
+            rate: 0,
         }
         .run()
         .await

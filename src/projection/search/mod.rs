@@ -3,7 +3,9 @@
 //! sequence), and the FTS5 index `search` over it.
 //!
 //! It is a projection like the others, with one difference in where it is written: the
-//! writer indexes each event it appends, in the event's transaction ([`index`]); a rebuild
+//! writer indexes the events it appends after the commit that acknowledged them, in batches
+//! of their own ([`write`]; `meta`'s `search_through` says how far, and [`catch_up`] makes
+//! the rest from the log after a crash); a rebuild
 //! (and the migration that adds it) indexes the whole retained log at once ([`reindex`]);
 //! retention deletes a pruned event's row ([`prune`]). Applying events to the retention
 //! snapshot or to a scratch database (`projection::apply`) does not touch it: the index
@@ -27,7 +29,7 @@ mod query;
 mod text;
 mod words;
 
-pub use index::{check, dump, index, prune, reindex};
+pub use index::{catch_up, check, dump, prune, reindex, text_to_index, through, write};
 pub use query::{Cursor, Hit, Order, Page, Part, Query, SESSION_PROBES, is_query_error, search};
 pub use text::{
     COORDINATION_KEYS, DOCUMENTS, MAX_STRING_CHARS, MAX_TEXT_BYTES, TEXT_KEYS, UNINDEXED_SOURCES,

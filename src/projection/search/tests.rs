@@ -134,7 +134,8 @@ fn log(n: i64) -> Connection {
             &parsed,
         )
         .unwrap();
-        index(&conn, &event, &parsed).unwrap();
+        let texts: Vec<_> = text_to_index(&event, &parsed).into_iter().collect();
+        write(&conn, &texts, event.sequence).unwrap();
     }
     conn
 }

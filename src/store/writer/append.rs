@@ -207,9 +207,8 @@ impl WriterThread {
         let parsed = projection::Parsed::of(&row);
         let effects = projection::apply_parsed(&tables, &self.conn, &row, &parsed)?;
         if self.search_index {
-            let started = std::time::Instant::now();
-            projection::search::index(&self.conn, &row, &parsed)?;
-            self.indexed.push(started.elapsed());
+            self.texts
+                .extend(projection::search::text_to_index(&row, &parsed));
         }
         let appended = Appended {
             id: row.event_id.clone(),

@@ -196,7 +196,6 @@ impl WriterThread {
             started,
             arrivals: &arrivals,
             stored,
-            indexed: &self.indexed,
             apply,
             commit,
             publish: committed_at.elapsed(),
@@ -205,7 +204,11 @@ impl WriterThread {
             stages::log_batch(&timed, &positions);
         }
         self.stages.observe_batch(&timed);
-        self.indexed.clear();
+        self.derived
+            .committed(&mut self.texts, self.head, stored, committed_at);
+        if stored > 0 {
+            self.progress.waiting_since(committed_at);
+        }
     }
 
     /// Runs the batch in one transaction and commits it: each request's outcome, the events
@@ -226,7 +229,7 @@ impl WriterThread {
         let mut committed: Vec<StoredEvent> = Vec::new();
         let mut applied = Instant::now();
         self.responses_committed.clear();
-        self.indexed.clear();
+        self.texts.clear();
         let result = control(&self.conn, "BEGIN IMMEDIATE").and_then(|()| {
             // The head comes from the file. The session counters and rows this thread holds
             // are the file's too, unless another connection (a sqlite3 session, an import)
@@ -304,6 +307,7 @@ impl WriterThread {
         self.conn
             .execute_batch("ROLLBACK TO request; RELEASE request")?;
         self.sessions.undo_request();
+        self.texts.retain(|(sequence, _)| *sequence <= head_before);
         self.head = head_before;
         Ok(())
     }

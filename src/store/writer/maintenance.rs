@@ -37,6 +37,7 @@ impl WriterThread {
         // A prune step runs projection code (it advances the retention snapshot), so a panic
         // there is caught like a batch's: the step is rolled back and the writer lives on.
         let publish_stream = self.publish_stream.as_deref();
+        let indexed_through = Some(self.derived.through());
         let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             retention::prune_step_min(
                 &self.conn,
@@ -45,6 +46,7 @@ impl WriterThread {
                 now,
                 min_step,
                 publish_stream,
+                indexed_through,
             )
         }));
         let error = match step {

@@ -13,6 +13,7 @@
 //! - `batch`: a batch's runs, its transaction, its requests' savepoints, and the answers;
 //! - `append`: one request's events (or response events), numbered, stored and projected;
 //! - `decide`: a coordination command, decided inside the batch's transaction;
+//! - `derive`: the search rows of acknowledged events, written after their commit;
 //! - `cache`: the sessions' counters, rows and calls held between events and batches;
 //! - `maintenance`: pruning, positions with JetStream streams, the WAL at shutdown;
 //! - `local`: the same batches on the caller's thread, for a scratch database.
@@ -21,6 +22,7 @@ mod append;
 mod batch;
 mod cache;
 mod decide;
+mod derive;
 mod local;
 mod maintenance;
 #[cfg(test)]
@@ -28,6 +30,7 @@ mod tests;
 mod thread;
 
 use self::batch::Pending;
+pub use self::derive::{SearchLag, SearchProgress};
 pub use self::local::Local;
 use self::thread::WriterThread;
 use super::stages::{Arrival, Stages};
@@ -135,6 +138,7 @@ pub struct Writer {
     /// False after a batch the database refused, true again after the next one it takes.
     healthy: Arc<AtomicBool>,
     pruning: Arc<Mutex<Pruning>>,
+    search: Arc<SearchProgress>,
 }
 
 /// A position this log keeps with a JetStream stream (`crate::jetstream`), one row per stream
@@ -248,6 +252,7 @@ impl Writer {
             stats: thread.stats.clone(),
             healthy: thread.healthy.clone(),
             pruning: thread.pruning.clone(),
+            search: thread.progress.clone(),
         };
         let handle = std::thread::Builder::new()
             .name("hooklog-writer".into())
@@ -384,6 +389,11 @@ impl Writer {
     /// Asks the writer to finish what is queued before this call and stop.
     pub async fn stop(&self) {
         let _ = self.queue.send(Command::Stop).await;
+    }
+
+    /// How far the search rows have got behind the acknowledged events.
+    pub fn search(&self) -> &SearchProgress {
+        &self.search
     }
 
     /// The last committed sequence (0 for an empty log).

@@ -1,11 +1,13 @@
 //! The writer thread: what it owns, and its run loop, which drains the queue into batches
-//! and, between them, prunes and records positions.
+//! and, between them, writes the derived rows, prunes and records positions.
 
 use super::batch::{Pending, Run};
 use super::cache::SessionCache;
+use super::derive::{Derived, SearchProgress};
 use super::{Command, MAX_BATCH_EVENTS, Position, Pruning};
 use crate::coordination;
 use crate::event::time;
+use crate::projection::search;
 use crate::response::{self, hub::ResponseHub};
 use crate::store::read;
 use crate::store::retention::{self, Retention};
@@ -15,8 +17,8 @@ use crate::store::stats::WriterStats;
 use rusqlite::Connection;
 use std::sync::atomic::{AtomicBool, AtomicI64};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TryRecvError;
 
 /// The writer thread's state: the only write connection, the head, and what it holds between
 /// batches.
@@ -50,8 +52,14 @@ pub(super) struct WriterThread {
     pub(super) clock: time::Clock,
     /// Where each event's stages are timed (shared with the streams' hub).
     pub(super) stages: Stages,
-    /// This batch's events' own search indexing times, observed once it commits.
-    pub(super) indexed: Vec<Duration>,
+    /// The search texts of this run of the batch's events, for [`Derived`] once it commits.
+    pub(super) texts: Vec<(i64, String)>,
+    /// What has been acknowledged and not yet derived (search rows).
+    pub(super) derived: Derived,
+    /// How far the search rows have got, shared with readers.
+    pub(super) progress: Arc<SearchProgress>,
+    /// The connection's `PRAGMA synchronous` (2: FULL), which a derive pass relaxes.
+    pub(super) synchronous: i64,
     /// This hooklog's name, recorded on the events it stores that bring none (`--origin`).
     pub(super) origin: String,
     pub(super) rules: coordination::Rules,
@@ -73,6 +81,8 @@ impl WriterThread {
     ) -> rusqlite::Result<WriterThread> {
         let head = read::head(&conn)?;
         let snapshot = Snapshot::of(&conn)?;
+        let through = search::through(&conn)?;
+        let synchronous = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
         Ok(WriterThread {
             conn,
             snapshot,
@@ -96,15 +106,29 @@ impl WriterThread {
             shared_head: Arc::new(AtomicI64::new(head)),
             stats: Arc::new(WriterStats::default()),
             stages: Stages::default(),
-            indexed: Vec::new(),
+            texts: Vec::new(),
+            derived: Derived::starting(through, head),
+            progress: Arc::new(SearchProgress::new(through)),
+            synchronous,
         })
     }
 
     pub(super) fn run(&mut self, mut commands: mpsc::Receiver<Command>) {
         let mut stopping = false;
         while !stopping {
-            let Some(first) = commands.blocking_recv() else {
-                break;
+            // With nothing queued, the derived rows catch up before the writer waits.
+            let first = match commands.try_recv() {
+                Ok(command) => command,
+                Err(TryRecvError::Disconnected) => break,
+                Err(TryRecvError::Empty) => {
+                    if self.derived.pending() && self.derive() {
+                        continue;
+                    }
+                    let Some(command) = commands.blocking_recv() else {
+                        break;
+                    };
+                    command
+                }
             };
             let mut batch = Vec::new();
             let mut size = 0;
@@ -156,6 +180,9 @@ impl WriterThread {
                 self.commit_batch_or_survive(batch);
                 maintain = true;
             }
+            if self.derived.due() {
+                self.derive();
+            }
             if maintain {
                 self.prune(min_step);
             }
@@ -166,6 +193,7 @@ impl WriterThread {
                 self.record_position(kind, &stream, sequence);
             }
         }
+        while self.derived.pending() && self.derive() {}
         self.fold_wal();
         tracing::debug!(head = self.head, "writer stopped");
     }
