@@ -90,6 +90,9 @@ pub struct Config {
     /// Whether the transcripts hooks name are followed (`follow`), and what of their
     /// records is kept; `None`: not followed (`serve --no-transcripts`).
     pub follow_transcripts: Option<crate::ingest::transcript::Keep>,
+    /// The folders whose transcripts may be read (`follow`): [`default_transcript_roots`]
+    /// and those `serve --transcript-root` adds.
+    pub transcript_roots: Vec<PathBuf>,
     /// Where a notice goes when an agent starts waiting (`serve --notify`, docs/notify.md);
     /// no target: none is sent.
     pub notify: Notify,
@@ -342,9 +345,31 @@ impl Config {
             search_index: true,
             prices: Default::default(),
             follow_transcripts: Some(Default::default()),
+            transcript_roots: default_transcript_roots(),
             notify: Notify::default(),
         }
     }
+}
+
+/// Where transcripts live unless `serve --transcript-root` adds others: Claude Code's projects
+/// folder (`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`) and Codex's sessions
+/// folder (`$CODEX_HOME/sessions`, else `~/.codex/sessions`), of the user hooklog runs as.
+pub fn default_transcript_roots() -> Vec<PathBuf> {
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = env("HOME");
+    let claude = env("CLAUDE_CONFIG_DIR").or_else(|| home.as_ref().map(|h| h.join(".claude")));
+    let codex = env("CODEX_HOME").or_else(|| home.as_ref().map(|h| h.join(".codex")));
+    [
+        claude.map(|c| c.join("projects")),
+        codex.map(|c| c.join("sessions")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// The machine's host name, the default `origin` (`localhost` if it cannot be read).

@@ -99,11 +99,10 @@ impl App {
         let hub = &self.state.hub;
         let replicating =
             jetstream::start(&store, hub, &self.state.config, &self.state.replication);
-        let following = self
-            .state
-            .config
-            .follow_transcripts
-            .map(|keep| follow::start(&store, hub, keep));
+        let following = self.state.config.follow_transcripts.map(|keep| {
+            let roots = self.state.config.transcript_roots.clone();
+            follow::start(&store, hub, keep, roots)
+        });
         let config = &self.state.config;
         let public_url = match &config.notify.public_url {
             Some(url) => url.clone(),

@@ -136,6 +136,11 @@ pub struct ServeArgs {
         default_value = "metadata"
     )]
     pub transcripts: crate::ingest::transcript::Keep,
+    /// Also read transcripts under this folder (repeat for more). Transcripts are read only
+    /// under Claude Code's projects folder and Codex's sessions folder unless added here
+    /// (docs/security.md).
+    #[arg(long = "transcript-root", value_name = "DIR")]
+    pub transcript_roots: Vec<std::path::PathBuf>,
 }
 
 impl ServeArgs {
@@ -165,6 +170,10 @@ impl ServeArgs {
             search_index: !self.no_search_index,
             prices: std::sync::Arc::new(crate::projection::prices::load(self.prices.as_deref())?),
             follow_transcripts: (!self.no_transcripts).then_some(self.transcripts),
+            transcript_roots: crate::config::default_transcript_roots()
+                .into_iter()
+                .chain(self.transcript_roots.iter().cloned())
+                .collect(),
             notify: self.notices.notify()?,
             ..Config::for_path(&self.db)
         };

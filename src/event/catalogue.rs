@@ -126,6 +126,7 @@ pub const TRANSCRIPT_EVENTS: &[&str] = &[
     "TranscriptToolResult",
     "TranscriptTokenCount",
     "TranscriptRead",
+    "TranscriptRefused",
 ];
 
 const GROUPS: &[&[&str]] = &[

@@ -19,9 +19,15 @@
 //!
 //! The task learns of hook events from the hub. If it falls behind the hub it misses some
 //! triggers, which costs nothing but time: the next trigger reads everything since the stored
-//! offset. A file that is missing, unreadable or not `.jsonl` is skipped with a debug line.
+//! offset. A file that is missing or unreadable is skipped with a debug line.
+//!
+//! Only files where transcripts live are read ([`trust`]): a path whose real location is
+//! outside the transcript roots, that is not a regular file, or that another user owns is not
+//! opened, and one `TranscriptRefused` event records it (its projection raises one
+//! `transcript_refused` alert per path and reason).
 
 mod chunk;
+mod trust;
 mod watch;
 
 use crate::event::NewEvent;
@@ -62,8 +68,14 @@ struct Target {
     model: Option<String>,
 }
 
-/// Starts following on the store's hub, keeping what `keep` says of each record.
-pub fn start(store: &Arc<Store>, hub: &Hub, keep: Keep) -> tokio::task::JoinHandle<()> {
+/// Starts following on the store's hub, keeping what `keep` says of each record, reading only
+/// transcripts under `roots`.
+pub fn start(
+    store: &Arc<Store>,
+    hub: &Hub,
+    keep: Keep,
+    roots: Vec<PathBuf>,
+) -> tokio::task::JoinHandle<()> {
     let store = store.clone();
     let mut hub = hub.subscribe();
     let followers = Followers::default();
@@ -82,7 +94,16 @@ pub fn start(store: &Arc<Store>, hub: &Hub, keep: Keep) -> tokio::task::JoinHand
                 .iter()
                 .filter(|c| c.event.origin == store.origin);
             for event in here {
-                followers.follow(&mut tasks, &store, targets(&event.event), keep);
+                let (allowed, refused) = screen(targets(&event.event), &roots);
+                if !refused.is_empty() {
+                    let store = store.clone();
+                    tasks.spawn(async move {
+                        if let Err(e) = append(&store, refused).await {
+                            tracing::warn!(error = %e, "a refused transcript was not recorded");
+                        }
+                    });
+                }
+                followers.follow(&mut tasks, &store, allowed, keep);
             }
         }
     })
@@ -125,6 +146,34 @@ fn targets(event: &crate::event::StoredEvent) -> Vec<Target> {
         });
     }
     out
+}
+
+/// The targets that may be read, under their real paths (a subagent's parent too), and a
+/// `TranscriptRefused` event for each that may not. A target whose file does not exist is
+/// dropped (a later trigger finds it); a subagent's whose parent was dropped keeps no parent.
+fn screen(targets: Vec<Target>, roots: &[PathBuf]) -> (Vec<Target>, Vec<NewEvent>) {
+    let mut allowed = Vec::new();
+    let mut refused = Vec::new();
+    let mut real_of: HashMap<PathBuf, PathBuf> = HashMap::new();
+    for mut target in targets {
+        match trust::screen(&target.path, roots) {
+            Ok(Some(real)) => {
+                real_of.insert(target.path.clone(), real.clone());
+                target.path = real;
+                target.parent = target.parent.and_then(|p| real_of.get(&p).cloned());
+                allowed.push(target);
+            }
+            Ok(None) => {
+                tracing::debug!(path = %target.path.display(), "transcript not found");
+            }
+            Err(why) => {
+                let path = target.path.to_string_lossy();
+                tracing::warn!(%path, reason = why.as_str(), "a hook named a transcript hooklog does not read");
+                refused.push(transcript::refused(&target.session, &path, why.as_str()));
+            }
+        }
+    }
+    (allowed, refused)
 }
 
 /// Where a follower is in its file, and what it knows of it.

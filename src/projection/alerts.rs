@@ -2,7 +2,8 @@
 //! catalogue does not know (it is stored all the same), once per type and source until that
 //! alert is acknowledged: a new event name from a future agent version is one alert, not one
 //! per event. Other projections raise their own kinds through [`raise`] (`missing_hero`,
-//! `lineage_degraded`).
+//! `lineage_degraded`); `transcript_refused` is raised here too, once per path and reason
+//! until acknowledged.
 
 use crate::event::{StoredEvent, catalogue};
 use rusqlite::{Connection, params};
@@ -34,6 +35,37 @@ fn unknown_raised(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<bo
         params![UNKNOWN_EVENT_TYPE, event.event_type, event.source],
         |r| r.get(0),
     )
+}
+
+pub const TRANSCRIPT_REFUSED: &str = "transcript_refused";
+
+/// `TranscriptRefused`: a hook named a transcript hooklog does not read (outside the
+/// transcript roots, not a regular file, another user's). One alert per path and reason
+/// until it is acknowledged, however many sessions name it.
+pub fn transcript_refused(
+    conn: &Connection,
+    event: &StoredEvent,
+    view: &crate::projection::view::View,
+) -> rusqlite::Result<()> {
+    let (path, reason) = (view.text("path"), view.text("reason"));
+    let raised: bool = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM alerts
+             WHERE kind = ?1 AND acknowledged_at IS NULL
+               AND json_extract(details, '$.path') IS ?2
+               AND json_extract(details, '$.reason') IS ?3)",
+        )?
+        .query_row(params![TRANSCRIPT_REFUSED, path, reason], |r| r.get(0))?;
+    if raised {
+        return Ok(());
+    }
+    let message = format!(
+        "a hook named the transcript {:?}, which hooklog does not read ({}): only regular files of hooklog's user under the transcript roots are (serve --transcript-root)",
+        path.unwrap_or(""),
+        reason.unwrap_or("refused")
+    );
+    let details = json!({ "path": path, "reason": reason });
+    raise(conn, TRANSCRIPT_REFUSED, event, &message, &details)
 }
 
 /// `alert_acknowledged`: marks the alert it names acknowledged, at the event's time. An alert

@@ -247,6 +247,7 @@ pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> ru
         Parsed::Factory(parts) => factory::apply(conn, event, parts)?,
         Parsed::Transcript(view) => match event.event_type.as_str() {
             transcript::READ => transcript_files::apply(conn, event, view)?,
+            transcript::REFUSED => alerts::transcript_refused(conn, event, view)?,
             _ => usage::apply(conn, event, view)?,
         },
         Parsed::Other => accounts::apply(conn, event)?,

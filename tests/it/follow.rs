@@ -24,6 +24,13 @@ fn fixture(rest: &str) -> Vec<String> {
         .collect()
 }
 
+/// A server that reads the transcripts under `root` (and no others).
+pub fn reading(db: &Path, root: &Path) -> Config {
+    let mut config = Config::for_path(db);
+    config.transcript_roots = vec![root.to_path_buf()];
+    config
+}
+
 fn append(path: &Path, lines: &[String]) {
     use std::io::Write;
     let mut file = std::fs::OpenOptions::new()
@@ -97,7 +104,7 @@ async fn usage_follows_a_growing_transcript_after_each_stop_and_across_a_restart
     let lines = fixture(&format!("{SESSION}.jsonl"));
     let sub = fixture(&format!("{SESSION}/subagents/agent-a3f9c1e.jsonl"));
     let db = dir.path().join("hooklog.db");
-    let app = start(Config::for_path(&db), dir).await;
+    let app = start(reading(&db, dir.path()), dir).await;
 
     // Turn 1 up to the streamed message's first line, and half of its second (being written).
     append(&main, &lines[..3]);
@@ -134,7 +141,7 @@ async fn usage_follows_a_growing_transcript_after_each_stop_and_across_a_restart
     // A restart: the offset committed with the events is where the next read starts.
     let dir = app.stop().await;
     append(&main, &lines[8..11]);
-    let app = start(Config::for_path(&db), dir).await;
+    let app = start(reading(&db, dir.path()), dir).await;
     hook(&app, "Stop", &main, json!({})).await;
     wait_for_usage(&app, (6, 42, 1_015, 58_500)).await;
     let second_turn: String = common::open_read_only(&db)
@@ -173,7 +180,7 @@ async fn lines_written_just_after_the_stop_are_read_without_another_hook() {
     let main = dir.path().join(format!("{SESSION}.jsonl"));
     let lines = fixture(&format!("{SESSION}.jsonl"));
     let db = dir.path().join("hooklog.db");
-    let app = start(Config::for_path(&db), dir).await;
+    let app = start(reading(&db, dir.path()), dir).await;
 
     append(&main, &lines[..3]);
     hook(&app, "Stop", &main, json!({})).await;
@@ -186,4 +193,103 @@ async fn lines_written_just_after_the_stop_are_read_without_another_hook() {
         2,
         "one read for each time the file grew, none for the looks that found nothing"
     );
+}
+
+/// Issue 44: a hook names a path, and whoever can post to hooklog can name any. A transcript
+/// outside the transcript roots, a symlink or `..` out of them, a FIFO (which would block the
+/// follower and hold shutdown) and another user's file are not read: each raises one
+/// `transcript_refused` alert (however many sessions name it), nothing of it is stored, and a
+/// real transcript is still followed after them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transcripts_outside_the_roots_fifos_and_other_users_files_are_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("projects");
+    std::fs::create_dir_all(&root).unwrap();
+    let lines = fixture(&format!("{SESSION}.jsonl"));
+    // A file hooklog must not read: a real transcript, so it would be stored if it were.
+    let secret = dir.path().join("secret.jsonl");
+    append(&secret, &lines);
+    let link = root.join("link.jsonl");
+    std::os::unix::fs::symlink(&secret, &link).unwrap();
+    let dotted = root.join("../secret.jsonl");
+    let fifo = root.join("fifo.jsonl");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    let mut refused = vec![
+        (secret.clone(), "outside_transcript_roots"),
+        (link.clone(), "outside_transcript_roots"),
+        (dotted.clone(), "outside_transcript_roots"),
+        (fifo.clone(), "not_a_regular_file"),
+    ];
+    // Another user's file under a root: only root can make one.
+    let theirs = root.join("theirs.jsonl");
+    append(&theirs, &lines);
+    if rustix::fs::chown(&theirs, Some(rustix::fs::Uid::from_raw(65534)), None).is_ok() {
+        refused.push((theirs.clone(), "not_owned_by_hooklogs_user"));
+    } else {
+        println!("skipped the other user's file: changing its owner needs root");
+    }
+    let db = dir.path().join("hooklog.db");
+    let app = start(reading(&db, &root), dir).await;
+
+    for (number, (path, _)) in refused.iter().enumerate() {
+        // Each path named by two sessions.
+        for session in [format!("s-{number}-a"), format!("s-{number}-b")] {
+            app.post_hook_ok(json!({"session_id": session, "hook_event_name": "Stop",
+                "transcript_path": path, "cwd": "/w"}))
+                .await;
+        }
+    }
+    let alerts = || -> Vec<(String, String)> {
+        let conn = common::open_read_only(&db);
+        let mut rows = conn
+            .prepare(
+                "SELECT json_extract(details, '$.path'), json_extract(details, '$.reason')
+                 FROM alerts WHERE kind = 'transcript_refused' ORDER BY id",
+            )
+            .unwrap();
+        rows.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    wait_for(DEADLINE, "an alert for each refused path", || {
+        alerts().len() == refused.len()
+    })
+    .await;
+    let expected: Vec<(String, String)> = refused
+        .iter()
+        .map(|(p, why)| (p.to_string_lossy().into_owned(), why.to_string()))
+        .collect();
+    assert_eq!(alerts(), expected, "one per path, the first session's");
+
+    // A real transcript is still followed: the FIFO held nothing up.
+    let main = root.join(format!("{SESSION}.jsonl"));
+    append(&main, &lines[..3]);
+    hook(&app, "Stop", &main, json!({})).await;
+    wait_for_usage(&app, (1, 4, 12, 12_000)).await;
+    let read: Vec<String> = common::open_read_only(&db)
+        .prepare("SELECT DISTINCT json_extract(payload, '$.path') FROM events WHERE type = 'TranscriptRead'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let main_real = std::fs::canonicalize(&main).unwrap();
+    assert_eq!(read, [main_real.to_string_lossy()], "nothing else was read");
+    let (_, alerts_page) = app.get("/alerts?kind=transcript_refused").await;
+    assert_eq!(
+        alerts_page["alerts"].as_array().unwrap().len(),
+        refused.len()
+    );
+    // Shutdown is not held by the FIFO.
+    tokio::time::timeout(DEADLINE, app.stop())
+        .await
+        .expect("stops");
 }

@@ -271,7 +271,7 @@ async fn a_claude_hero_takes_its_main_threads_model_from_the_transcript() {
     let main = dir.path().join("projects").join(format!("{SESSION}.jsonl"));
     let agent = agents.join("agent-a1.jsonl");
     let db = dir.path().join("hooklog.db");
-    let app = start(Config::for_path(&db), dir).await;
+    let app = start(crate::follow::reading(&db, dir.path()), dir).await;
     let append = |path: &Path, line: String| {
         use std::io::Write;
         let mut file = std::fs::OpenOptions::new()

@@ -28,8 +28,11 @@ pub const TOKEN_COUNT: &str = "TranscriptTokenCount";
 /// How far the server has read a transcript a hook named (`follow`): appended with the
 /// records that read found, its projection is `transcript_files`.
 pub const READ: &str = "TranscriptRead";
+/// A transcript a hook named that hooklog did not read (`follow::trust`): its path as named
+/// and why.
+pub const REFUSED: &str = "TranscriptRefused";
 /// Every type a transcript event has (the catalogue knows them).
-pub const EVENTS: &[&str] = &[PROMPT, MESSAGE, TOOL_RESULT, TOKEN_COUNT, READ];
+pub const EVENTS: &[&str] = &[PROMPT, MESSAGE, TOOL_RESULT, TOKEN_COUNT, READ, REFUSED];
 
 /// The most characters of a tool result's error text kept (as a tool use's `error`).
 pub const ERROR_CHARS: usize = 500;
@@ -168,6 +171,22 @@ pub fn read_marker(session: &str, path: &str, read_to: u64, turn: Option<&str>) 
         event_type: READ,
         event_time: None,
         id_key: format!("read:{path}:{read_to}"),
+        payload,
+    }
+    .into_event()
+}
+
+/// The `TranscriptRefused` event of a transcript not read: one per session, path and reason
+/// (its id is made from them, so naming the file again in the session stores nothing new).
+pub fn refused(session: &str, path: &str, reason: &str) -> NewEvent {
+    let mut payload = Map::new();
+    payload.insert("path".into(), json!(path));
+    payload.insert("reason".into(), json!(reason));
+    Record {
+        session_id: session.to_string(),
+        event_type: REFUSED,
+        event_time: None,
+        id_key: format!("refused:{session}:{path}:{reason}"),
         payload,
     }
     .into_event()

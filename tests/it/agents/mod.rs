@@ -62,6 +62,17 @@ pub fn version(cli: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
+/// `hooklog serve` as the agents' user runs it: with their home, so the transcripts it reads
+/// are those under its default roots (`~/.claude/projects`, `~/.codex/sessions`).
+fn serve(db: &Path, bind: &str, home: &Path) -> ServerProcess {
+    ServerProcess::start_with(db, bind, |command| {
+        command
+            .env("HOME", home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("CODEX_HOME");
+    })
+}
+
 /// One test's world: a home directory of its own (agents' settings, transcripts, hooklog's
 /// spool), a project directory, the scripted model, and `hooklog serve` on a port that stays
 /// the same across a restart.
@@ -91,7 +102,7 @@ impl Rig {
         std::fs::create_dir_all(&project).unwrap();
         let db = dir.path().join("hooklog.db");
         let bind = format!("127.0.0.1:{}", free_port());
-        let server = ServerProcess::start(&db, &bind);
+        let server = serve(&db, &bind, &home);
         Rig {
             url: server.url.clone(),
             home,
@@ -113,7 +124,7 @@ impl Rig {
     /// hooklog again, on the same port and database.
     pub fn restart_server(&mut self) {
         assert!(self.server.is_none(), "already running");
-        self.server = Some(ServerProcess::start(&self.db, &self.bind));
+        self.server = Some(serve(&self.db, &self.bind, &self.home));
     }
 
     /// The environment every program of this rig runs in: its own home, hooklog's address,
