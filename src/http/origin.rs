@@ -7,6 +7,14 @@
 //! acknowledgements with it) nor one of the `--cors-origin`s is refused with
 //! `403 origin_not_allowed`, whatever its method, before anything else looks at it.
 //!
+//! A page can also make the browser send a *read* that carries no `Origin` at all (an `<img>`,
+//! a `no-cors` fetch): it cannot see the answer, but the request runs (an expensive search,
+//! say). Browsers mark where every request comes from (`Sec-Fetch-Site`), so a request marked
+//! `cross-site`, or `same-site` (another port of the same host), without an allowed `Origin`
+//! is refused with the same `403`, on every route but `/health`. A top-level navigation (a
+//! link followed: `Sec-Fetch-Mode: navigate`, `Sec-Fetch-Dest: document`, `GET`) still passes:
+//! the page that made it cannot read it, and it is how a notice's link opens the board.
+//!
 //! "This server's own" is `http://` and the request's `Host`: on a loopback bind the `Host`
 //! check has already refused a name that is not this server's, so a DNS-rebinding page (whose
 //! origin names its own host) is refused there; on a non-loopback bind the token is required,
@@ -63,11 +71,38 @@ fn same_origin(origin: &str, request: &Request) -> bool {
     }
 }
 
+/// Whether a browser says another site's page (or another port's) sent this request, with no
+/// `Origin` the check above let through, and it is not a link followed nor `/health`.
+fn from_another_site(request: &Request) -> bool {
+    let fetch = |name: &str| {
+        request
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_ascii_lowercase)
+    };
+    let site = fetch("sec-fetch-site");
+    if !matches!(site.as_deref(), Some("cross-site" | "same-site")) {
+        return false;
+    }
+    if request.headers().contains_key(header::ORIGIN) || request.uri().path() == "/health" {
+        return false;
+    }
+    let followed_link = request.method() == axum::http::Method::GET
+        && fetch("sec-fetch-mode").as_deref() == Some("navigate")
+        && fetch("sec-fetch-dest").as_deref() == Some("document");
+    !followed_link
+}
+
 impl Check for OriginCheck {
     fn check(&self, request: &mut Request) -> Result<(), ApiError> {
         let allowed = |origin: &str| self.accepts(origin) || same_origin(origin, request);
         if super::header_refused(request, header::ORIGIN, allowed) {
             tracing::debug!("origin not allowed");
+            return Err(ApiError::OriginNotAllowed);
+        }
+        if from_another_site(request) {
+            tracing::debug!("a read another site's page made");
             return Err(ApiError::OriginNotAllowed);
         }
         Ok(())
@@ -86,6 +121,55 @@ mod tests {
         assert!(!check.accepts("http://localhost:5174"));
         assert!(!check.accepts("null"));
         assert!(!OriginCheck::new(&[]).accepts("http://localhost:5173"));
+    }
+
+    #[test]
+    fn reads_another_sites_page_makes_are_refused_but_links_and_health() {
+        let request = |path: &str, headers: &[(&str, &str)]| {
+            let mut builder = Request::builder()
+                .uri(path)
+                .header(header::HOST, "127.0.0.1:2468");
+            for (name, value) in headers {
+                builder = builder.header(*name, *value);
+            }
+            builder.body(axum::body::Body::empty()).unwrap()
+        };
+        let check = OriginCheck::new(&["http://localhost:5173".into()]);
+        let img = [
+            ("sec-fetch-site", "cross-site"),
+            ("sec-fetch-mode", "no-cors"),
+            ("sec-fetch-dest", "image"),
+        ];
+        assert!(check.check(&mut request("/search?q=a*", &img)).is_err());
+        let other_port = [
+            ("sec-fetch-site", "same-site"),
+            ("sec-fetch-mode", "no-cors"),
+        ];
+        assert!(check.check(&mut request("/events", &other_port)).is_err());
+        assert!(check.check(&mut request("/health", &img)).is_ok());
+        let link = [
+            ("sec-fetch-site", "cross-site"),
+            ("sec-fetch-mode", "navigate"),
+            ("sec-fetch-dest", "document"),
+        ];
+        assert!(check.check(&mut request("/sessions/s1", &link)).is_ok());
+        let framed = [
+            ("sec-fetch-site", "cross-site"),
+            ("sec-fetch-mode", "navigate"),
+            ("sec-fetch-dest", "iframe"),
+        ];
+        assert!(check.check(&mut request("/", &framed)).is_err());
+        let allowed = [
+            ("sec-fetch-site", "cross-site"),
+            ("sec-fetch-mode", "cors"),
+            ("origin", "http://localhost:5173"),
+        ];
+        assert!(check.check(&mut request("/events", &allowed)).is_ok());
+        for own in ["same-origin", "none"] {
+            let mine = [("sec-fetch-site", own)];
+            assert!(check.check(&mut request("/events", &mine)).is_ok(), "{own}");
+        }
+        assert!(check.check(&mut request("/events", &[])).is_ok(), "curl");
     }
 
     #[test]

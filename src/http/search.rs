@@ -110,6 +110,15 @@ pub async fn search(
     if q.trim().is_empty() {
         return Err(ApiError::invalid("q is required: what to search for"));
     }
+    // Tabs and line breaks (pasted text) are spaces to the tokenizer; other control
+    // characters (a NUL broke the statement) are nothing a person searches for.
+    if q.chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        return Err(ApiError::invalid(
+            "q has a control character (NUL, ESC, ...): search for words",
+        ));
+    }
     if q.chars().count() > MAX_QUERY_CHARS {
         return Err(ApiError::invalid(format!(
             "q is longer than {MAX_QUERY_CHARS} characters"

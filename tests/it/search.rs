@@ -279,7 +279,7 @@ async fn what_a_person_types_never_breaks_the_query_and_fts_mode_says_what_is_wr
         "it's",
         "rm -rf build",
         "totals.rs:88",
-        "\u{0}\u{1}",
+        "pasted\nacross\tlines\r\n",
         "\"\"",
     ] {
         let (status, body) = search(&app, &[("q", typed)]).await;
@@ -329,6 +329,10 @@ async fn what_a_person_types_never_breaks_the_query_and_fts_mode_says_what_is_wr
         vec![("q", "x"), ("limit", "0")],
         vec![("q", "x"), ("since", "yesterday")],
         vec![("q", "x"), ("bogus", "1")],
+        // Issue 44: a NUL was a 500 in words mode.
+        vec![("q", "a\u{0}b")],
+        vec![("q", "a\u{0}b"), ("mode", "fts")],
+        vec![("q", "\u{1}\u{7f}")],
     ] {
         let (status, body) = search(&app, &query).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{query:?}: {body}");

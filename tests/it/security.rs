@@ -630,3 +630,94 @@ async fn a_page_of_another_origin_cannot_write_even_with_a_simple_request() {
     assert_eq!(simple(None).await.unwrap().status(), StatusCode::OK);
     assert_eq!(app.event_count(), 2);
 }
+
+/// Issue 44, finding 4: a page on another site (or another port of this host) can make the
+/// browser send reads that carry no `Origin` (`<img>`, a `no-cors` fetch). They cannot see the
+/// answer, but the request runs. Real Chromium, a page served from another port: its reads are
+/// refused (`403`, counted in `hooklog_http_refusals_total`), and a link it holds still opens
+/// the board.
+#[tokio::test]
+async fn reads_a_page_of_another_site_makes_are_refused_but_its_links_open() {
+    use crate::browser::{Browser, ONE_BROWSER, chromium};
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::ServerProcess::start(&dir.path().join("hooklog.db"), "127.0.0.1:0");
+    let url = server.url.clone();
+    let port = url.rsplit(':').next().unwrap().to_string();
+    // The other site: any request gets a page that reads hooklog three ways, and a link.
+    let page = format!(
+        r#"<!doctype html><title>elsewhere</title>
+<img src="{url}/search?q=zz">
+<script>
+  fetch("{url}/events?limit=1", {{mode: "no-cors"}}).finally(() => document.title = "sent");
+  fetch("http://localhost:{port}/events?limit=1", {{mode: "no-cors"}});
+</script>
+<a id="go" href="{url}/">the board</a>"#
+    );
+    let other = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let other_port = other.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        loop {
+            let Ok((mut socket, _)) = other.accept().await else {
+                return;
+            };
+            let page = page.clone();
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 4096];
+                let _ = socket.read(&mut buffer).await;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    let client = reqwest::Client::new();
+    let refused = || async {
+        let text = client
+            .get(format!("{url}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find(|l| l.starts_with("hooklog_http_refusals_total{status=\"403\"}"))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    assert_eq!(refused().await, 0.0);
+
+    let browser = Browser::start(found).await;
+    // Same host, another port: Chromium marks these reads `same-site`.
+    browser
+        .goto(&format!("http://127.0.0.1:{other_port}/"))
+        .await;
+    browser
+        .wait_until(
+            Duration::from_secs(10),
+            "the reads sent",
+            "document.title === 'sent'",
+        )
+        .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while refused().await < 3.0 {
+        assert!(std::time::Instant::now() < deadline, "{}", refused().await);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A link followed is a navigation: it opens the board.
+    browser.click("#go").await;
+    browser
+        .wait_until(
+            Duration::from_secs(10),
+            "the board",
+            &format!("location.href.startsWith('{url}') && document.title !== 'elsewhere'"),
+        )
+        .await;
+    assert_eq!(refused().await, 3.0, "the link was not refused");
+    browser.close().await;
+}
