@@ -226,7 +226,12 @@ pub struct Security {
     pub max_streams: usize,
     /// Deepest nesting of `[` and `{` a request body may have; deeper is a `400`.
     pub max_json_depth: usize,
+    /// How long one search may run before SQLite stops it (`400`, docs/api.md).
+    pub search_budget: Duration,
 }
+
+/// How long one search may run by default (`serve --search-budget`).
+pub const DEFAULT_SEARCH_BUDGET: Duration = Duration::from_secs(3);
 
 /// Limits on connections and on the history event streams hold (docs/security.md,
 /// "Connections"). Defaults: 30 s for a request's head, 30 s for a stalled answer, 10,000
@@ -313,6 +318,7 @@ impl Default for Security {
             rate_limit: None,
             max_streams: DEFAULT_MAX_STREAMS,
             max_json_depth: DEFAULT_MAX_JSON_DEPTH,
+            search_budget: DEFAULT_SEARCH_BUDGET,
         }
     }
 }

@@ -89,6 +89,9 @@ pub struct ServeArgs {
     /// Deepest nesting of arrays and objects accepted in a request body (400 deeper).
     #[arg(long, env = "HOOKLOG_MAX_JSON_DEPTH", default_value_t = DEFAULT_MAX_JSON_DEPTH)]
     pub max_json_depth: usize,
+    /// How long one search may run before it is stopped (answered 400; docs/api.md).
+    #[arg(long, env = "HOOKLOG_SEARCH_BUDGET", value_parser = humantime::parse_duration, default_value = "3s")]
+    pub search_budget: Duration,
     /// Threads answering HTTP requests. Default: one fewer than the machine's cores, at least
     /// one, so that the writer thread keeps a core to itself under load.
     #[arg(long, env = "HOOKLOG_WORKERS")]
@@ -282,6 +285,7 @@ impl ServeArgs {
             rate_limit,
             max_streams: self.max_streams,
             max_json_depth: self.max_json_depth,
+            search_budget: self.search_budget,
         })
     }
 }

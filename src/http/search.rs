@@ -19,6 +19,16 @@ use serde_json::json;
 pub const DEFAULT_HITS: u32 = 20;
 /// The longest `q`, in characters.
 pub const MAX_QUERY_CHARS: usize = 2_000;
+/// Most words and phrases in one search, and most prefix terms (`word*`) among them: each is
+/// a walk of the index, and a prefix one of every term it expands to.
+pub const MAX_TERMS: usize = 64;
+pub const MAX_PREFIXES: usize = 8;
+/// Searches run at once, at most: the others wait (up to their budget) without a reader, so
+/// half the reader pool (8 by default) stays free for cheap reads.
+pub const CONCURRENT_SEARCHES: usize = 4;
+
+static SEARCHING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(CONCURRENT_SEARCHES);
+
 /// How long a search waits for the events acknowledged before it to be indexed (the writer
 /// indexes them after their commit, in batches: normally within milliseconds).
 pub const SEARCH_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -180,11 +190,34 @@ pub async fn search(
         cursor,
     };
     let expression = search.expression.clone();
+    let (terms, prefixes) = terms_of(&expression);
+    if terms > MAX_TERMS || prefixes > MAX_PREFIXES {
+        return Err(ApiError::Invalid(InvalidRequest::new(
+            format!(
+                "q has {terms} terms, {prefixes} of them prefixes (word*): at most {MAX_TERMS} and {MAX_PREFIXES}"
+            ),
+            json!({ "maxTerms": MAX_TERMS, "maxPrefixes": MAX_PREFIXES }),
+        )));
+    }
+    let budget = state.config.security.search_budget;
+    let over = move || {
+        ApiError::Invalid(InvalidRequest::new(
+            format!(
+                "the search was stopped after {} ms: it reads too much of the index; add words, a session, a time range, or use order=newest",
+                budget.as_millis()
+            ),
+            json!({ "budgetMs": budget.as_millis() as u64 }),
+        ))
+    };
+    let _turn = tokio::time::timeout(budget, SEARCHING.acquire())
+        .await
+        .map_err(|_| over())?
+        .map_err(|_| ApiError::ShuttingDown)?;
     let writer = &state.store.writer;
     writer.search().reached(writer.head(), SEARCH_WAIT).await;
     let (page, indexed_through) = state
         .store
-        .read(move |conn| {
+        .read_within(budget, move |conn| {
             // One read transaction: the hits' events are those the page's query saw.
             let tx = conn.unchecked_transaction()?;
             let page = search::search(&tx, &search)?;
@@ -200,6 +233,7 @@ pub async fn search(
                     json!({ "mode": "fts", "query": expression }),
                 ))
             }
+            StoreError::OverBudget { .. } => over(),
             e => e.into(),
         })?;
     Ok(Json(SearchPage {
@@ -212,6 +246,35 @@ pub async fn search(
             Order::Rank => "rank",
         },
     }))
+}
+
+/// The words and phrases of an FTS5 expression, and how many of them are prefixes: what is
+/// outside double quotes split at spaces and parentheses (operators count: `a OR b` is three),
+/// each quoted string one, and each `*` after a term a prefix.
+fn terms_of(expression: &str) -> (usize, usize) {
+    let (mut terms, mut prefixes) = (0, 0);
+    let mut quoted = false;
+    let mut in_term = false;
+    for c in expression.chars() {
+        match (quoted, c) {
+            (false, '"') => {
+                quoted = true;
+                terms += 1;
+                in_term = false;
+            }
+            (true, '"') => quoted = false,
+            (true, _) => {}
+            (false, '*') => prefixes += 1,
+            (false, c) if c.is_whitespace() || c == '(' || c == ')' => in_term = false,
+            (false, _) => {
+                if !in_term {
+                    terms += 1;
+                }
+                in_term = true;
+            }
+        }
+    }
+    (terms, prefixes)
 }
 
 /// `since` or `until` in the log's time format: an RFC 3339 time, or an age before `now`.
@@ -233,4 +296,15 @@ pub(super) fn moment(
                 "{name} must be an RFC 3339 time (2026-11-30T12:00:00Z) or an age (7d, 12h, 90m)"
             ))
         })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn terms_and_prefixes_are_counted_as_fts5_reads_them() {
+        assert_eq!(super::terms_of("\"cargo\" \"test\""), (2, 0));
+        assert_eq!(super::terms_of("\"chec\"* \"half to\""), (2, 1));
+        assert_eq!(super::terms_of("a* OR b* OR (c NOT d)"), (7, 2));
+        assert_eq!(super::terms_of("NEAR(a b, 5)"), (4, 0));
+    }
 }

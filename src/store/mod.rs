@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::states::states;
 use open::ReadPool;
 use rusqlite::Connection;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 pub use writer::{AppendError, Appended, Decided, Position, Publish, Writer};
 
@@ -48,7 +48,14 @@ pub enum StoreError {
     LockFile(String, std::io::Error),
     #[error("the events after position {after} were pruned while the stream was reading them")]
     HistoryPruned { after: i64 },
+    /// A read given a budget ([`Store::read_within`]) ran past it and was stopped.
+    #[error("the read ran past its budget of {budget:?} and was stopped")]
+    OverBudget { budget: std::time::Duration },
 }
+
+/// How many SQLite virtual-machine steps a budgeted read runs between two looks at its budget
+/// ([`Store::read_within`]): about a tenth of a millisecond here.
+pub const PROGRESS_STEPS: std::os::raw::c_int = 10_000;
 
 /// The open database: the writer handle, the reader pool, and the database's identity.
 pub struct Store {
@@ -142,6 +149,61 @@ impl Store {
             match task.await {
                 Ok(result) => result,
                 Err(e) => std::panic::resume_unwind(e.into_panic()),
+            }
+        }
+    }
+
+    /// Like [`Store::read`], for a read that can run long (a search): SQLite stops it once it
+    /// has run for `budget`, or as soon as the returned future is dropped (the client went
+    /// away), and it then answers [`StoreError::OverBudget`]. SQLite checks every
+    /// [`PROGRESS_STEPS`] virtual-machine steps; the connection goes back to the pool with no
+    /// check left on it.
+    pub fn read_within<T, F>(
+        &self,
+        budget: std::time::Duration,
+        f: F,
+    ) -> impl Future<Output = Result<T, StoreError>> + use<T, F>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let gone = Arc::new(AtomicBool::new(false));
+        let stop = gone.clone();
+        let deadline = std::time::Instant::now() + budget;
+        let read = self.read_now(move |conn| {
+            conn.progress_handler(
+                PROGRESS_STEPS,
+                Some(move || stop.load(Ordering::Relaxed) || std::time::Instant::now() >= deadline),
+            )?;
+            /// Takes the check off the pooled connection however the read ends (a panic too).
+            struct Unchecked<'c>(&'c Connection);
+            impl Drop for Unchecked<'_> {
+                fn drop(&mut self) {
+                    if let Err(e) = self.0.progress_handler(0, None::<fn() -> bool>) {
+                        tracing::error!(error = %e, "a reader's budget check could not be removed");
+                    }
+                }
+            }
+            let _unchecked = Unchecked(conn);
+            f(conn)
+        });
+        /// Tells the read to stop when the caller lets go of it.
+        struct Gone(Arc<AtomicBool>);
+        impl Drop for Gone {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        async move {
+            let _gone = Gone(gone);
+            match read.await {
+                Err(StoreError::Sqlite(e))
+                    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted) =>
+                {
+                    Err(StoreError::OverBudget { budget })
+                }
+                other => other,
             }
         }
     }

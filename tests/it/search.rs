@@ -554,3 +554,86 @@ async fn search_rows_a_crash_left_unwritten_are_made_from_the_log_on_start() {
     let out = String::from_utf8_lossy(&check.stdout);
     assert!(check.status.success(), "{out}");
 }
+
+/// Issue 44, finding 4: a search has a budget. One that runs past it is stopped by SQLite and
+/// answered 400, the readers it used serve other reads at once; too many terms or prefixes are
+/// refused before anything runs.
+#[tokio::test]
+async fn a_search_past_its_budget_is_stopped_and_the_readers_stay_usable() {
+    let app = spawn_app_with(|c| c.security.search_budget = Duration::ZERO).await;
+    // Enough matches that ranking them takes more than SQLite's first look at the budget.
+    for batch in 0..4 {
+        let lines: Vec<Value> = (0..500)
+            .map(|i| {
+                json!({"type": "PreToolUse", "source": "hook", "sessionId": format!("b{batch}"),
+                    "payload": {"tool_name": "Bash",
+                        "tool_input": {"command": format!("cargo test --release part{i}")}}})
+            })
+            .collect();
+        let (status, body) = app.post_ndjson(&lines).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    for _ in 0..3 {
+        let (status, body) = search(&app, &[("q", "cargo"), ("order", "rank")]).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(body["details"]["budgetMs"], 0, "{body}");
+    }
+    // Every pooled reader is free of the stopped searches' check.
+    for _ in 0..20 {
+        let (status, body) = app.get("/events?limit=1").await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+
+    let app = loaded().await;
+    let prefixes = (b'a'..=b'i')
+        .map(|c| format!("{}*", c as char))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let words = (0..65)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    for q in [prefixes.as_str(), words.as_str()] {
+        let (status, body) = search(&app, &[("q", q)]).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(body["details"]["maxPrefixes"], 8, "{body}");
+    }
+    let (status, body) = search(&app, &[("q", "a* b* c*")]).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// A budgeted read stops once its budget is spent, and as soon as its caller lets go of it:
+/// a query that would never end gives its reader back either way.
+#[tokio::test]
+async fn a_budgeted_read_stops_at_its_budget_and_when_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = hooklog::config::Config::for_path(dir.path().join("h.db"));
+    config.reader_pool_size = 1;
+    let store = std::sync::Arc::new(hooklog::store::Store::open(&config, ()).unwrap());
+    let endless = |conn: &rusqlite::Connection| {
+        conn.query_row(
+            "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+    };
+    let started = std::time::Instant::now();
+    let stopped = store.read_within(Duration::from_millis(200), endless).await;
+    assert!(
+        matches!(stopped, Err(hooklog::store::StoreError::OverBudget { .. })),
+        "{stopped:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // Dropped after a moment, with a budget of an hour: the one reader comes back.
+    let read = store.read_within(Duration::from_secs(3600), endless);
+    let _ = tokio::time::timeout(Duration::from_millis(100), read).await;
+    let one = tokio::time::timeout(
+        Duration::from_secs(10),
+        store.read(|conn| conn.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))),
+    )
+    .await
+    .expect("the reader was given back")
+    .unwrap();
+    assert_eq!(one, 1);
+}
