@@ -77,6 +77,7 @@ pub fn start(
     roots: Vec<PathBuf>,
 ) -> tokio::task::JoinHandle<()> {
     let store = store.clone();
+    let roots = Arc::new(roots);
     let mut hub = hub.subscribe();
     let followers = Followers::default();
     tokio::spawn(async move {
@@ -94,7 +95,16 @@ pub fn start(
                 .iter()
                 .filter(|c| c.event.origin == store.origin);
             for event in here {
-                let (allowed, refused) = screen(targets(&event.event), &roots);
+                let (targets, roots) = (targets(&event.event), roots.clone());
+                if targets.is_empty() {
+                    continue;
+                }
+                // The checks stat the file system: off the runtime's threads.
+                let Ok((allowed, refused)) =
+                    tokio::task::spawn_blocking(move || screen(targets, &roots)).await
+                else {
+                    continue;
+                };
                 if !refused.is_empty() {
                     let store = store.clone();
                     tasks.spawn(async move {

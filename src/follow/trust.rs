@@ -1,15 +1,18 @@
 //! Which transcripts may be read (issue 44). A hook event names a path, and whoever can post
 //! to hooklog can name any: so a named transcript is read only when its real path (symlinks
 //! and `..` resolved) lies under a transcript root, it is a regular file owned by the user
-//! hooklog runs as, and it has a transcript's name (`.jsonl`). Anything else is not opened.
+//! hooklog runs as and has no other name (a hard link), and its real name is a transcript's
+//! (`.jsonl`). Anything else is not opened.
 //!
 //! The roots (`serve --transcript-root`, `config::default_transcript_roots`) are where Claude Code and Codex
 //! write their transcripts. A file is followed under its real path, so two spellings of one
 //! file (`./`, a symlink) share one offset. It is opened without following a last symlink and
 //! without blocking (a FIFO or a device put in its place after the check is refused at open,
-//! never waited on), and checked again through the open file.
+//! never waited on), and checked again through the open file, whose path must still be the
+//! one checked (a folder on the way swapped for a symlink is caught there).
 
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -22,6 +25,10 @@ pub enum Refusal {
     NotRegularFile,
     /// Another user owns it.
     NotOwned,
+    /// It has other names (hard links): one of them may be anywhere.
+    HardLinked,
+    /// Its real name does not end in `.jsonl` (a symlink named like a transcript).
+    NotATranscript,
 }
 
 impl Refusal {
@@ -30,6 +37,8 @@ impl Refusal {
             Refusal::OutsideRoots => "outside_transcript_roots",
             Refusal::NotRegularFile => "not_a_regular_file",
             Refusal::NotOwned => "not_owned_by_hooklogs_user",
+            Refusal::HardLinked => "hard_linked",
+            Refusal::NotATranscript => "not_a_transcript_name",
         }
     }
 }
@@ -47,6 +56,9 @@ pub fn screen(named: &Path, roots: &[PathBuf]) -> Result<Option<PathBuf>, Refusa
     if !under {
         return Err(Refusal::OutsideRoots);
     }
+    if real.extension().is_none_or(|e| e != "jsonl") {
+        return Err(Refusal::NotATranscript);
+    }
     let meta = std::fs::symlink_metadata(&real).map_err(|_| Refusal::NotRegularFile)?;
     check(&meta)?;
     Ok(Some(real))
@@ -60,6 +72,13 @@ pub fn open(real: &Path) -> std::io::Result<File> {
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
         .open(real)?;
     check(&file.metadata()?).map_err(|refused| std::io::Error::other(refused.as_str()))?;
+    // A folder on the way swapped for a symlink since the check: the file opened is elsewhere.
+    let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    if opened != real {
+        return Err(std::io::Error::other(
+            "the transcript moved since it was checked",
+        ));
+    }
     Ok(file)
 }
 
@@ -70,6 +89,9 @@ fn check(meta: &std::fs::Metadata) -> Result<(), Refusal> {
     // SAFETY: geteuid has no preconditions and cannot fail.
     if meta.uid() != unsafe { libc::geteuid() } {
         return Err(Refusal::NotOwned);
+    }
+    if meta.nlink() > 1 {
+        return Err(Refusal::HardLinked);
     }
     Ok(())
 }
@@ -113,6 +135,14 @@ mod tests {
         assert_eq!(screen(&fifo, &roots), Err(Refusal::NotRegularFile));
         // Opened, a FIFO is refused at once rather than waited on.
         assert!(open(&fifo).is_err());
+        // A second name for a file of hooklog's user (its keys, say) is refused.
+        let hard = root.join("p/hard.jsonl");
+        std::fs::hard_link(&outside, &hard).unwrap();
+        assert_eq!(screen(&hard, &roots), Err(Refusal::HardLinked));
+        let named = root.join("p/named.jsonl");
+        std::fs::write(root.join("p/notes.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(root.join("p/notes.txt"), &named).unwrap();
+        assert_eq!(screen(&named, &roots), Err(Refusal::NotATranscript));
         assert_eq!(screen(&root.join("p/missing.jsonl"), &roots), Ok(None));
     }
 }

@@ -211,7 +211,12 @@ pub async fn search(
     };
     let _turn = tokio::time::timeout(budget, SEARCHING.acquire())
         .await
-        .map_err(|_| over())?
+        .map_err(|_| {
+            ApiError::Overloaded(crate::http::error::Overload::Readers(format!(
+                "{CONCURRENT_SEARCHES} searches were running for all of {} ms",
+                budget.as_millis()
+            )))
+        })?
         .map_err(|_| ApiError::ShuttingDown)?;
     let writer = &state.store.writer;
     writer.search().reached(writer.head(), SEARCH_WAIT).await;

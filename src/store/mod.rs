@@ -188,15 +188,16 @@ impl Store {
             let _unchecked = Unchecked(conn);
             f(conn)
         });
-        /// Tells the read to stop when the caller lets go of it.
+        /// Tells the read to stop when the caller lets go of it (before its first poll too).
         struct Gone(Arc<AtomicBool>);
         impl Drop for Gone {
             fn drop(&mut self) {
                 self.0.store(true, Ordering::Relaxed);
             }
         }
+        let gone = Gone(gone);
         async move {
-            let _gone = Gone(gone);
+            let _gone = gone;
             match read.await {
                 Err(StoreError::Sqlite(e))
                     if e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted) =>

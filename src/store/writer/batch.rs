@@ -121,6 +121,8 @@ impl WriterThread {
             }
             self.head = read::head(&self.conn).unwrap_or(head_before);
             self.sessions.forget();
+            // Events it committed before panicking are indexed from the log.
+            self.derived.resync(self.head);
         }
     }
 
@@ -157,6 +159,8 @@ impl WriterThread {
             }
         };
         let committed_at = Instant::now();
+        // What the batch's events need derived, before anything else can fail.
+        self.derived_committed(committed.len(), committed_at);
         self.shared_head.store(self.head, Ordering::Release);
         self.healthy.store(true, Ordering::Release);
         let (apply, commit) = (applied - started, committed_at - applied);
@@ -204,11 +208,6 @@ impl WriterThread {
             stages::log_batch(&timed, &positions);
         }
         self.stages.observe_batch(&timed);
-        self.derived
-            .committed(&mut self.texts, self.head, stored, committed_at);
-        if stored > 0 {
-            self.progress.waiting_since(committed_at);
-        }
     }
 
     /// Runs the batch in one transaction and commits it: each request's outcome, the events
@@ -235,6 +234,8 @@ impl WriterThread {
             // are the file's too, unless another connection (a sqlite3 session, an import)
             // has committed since this thread's last batch: then they are read again.
             self.head = read::head(&self.conn)?;
+            // Events another connection committed have no texts here: read from the log.
+            self.derived.resync(self.head);
             self.sessions.begin_batch(&self.conn)?;
             for pending in batch {
                 outcomes.push(match pending {

@@ -26,6 +26,8 @@ pub(super) const DERIVE_EVERY: usize = 1_000;
 pub(super) const DERIVE_AFTER: Duration = Duration::from_millis(50);
 /// Most events one pass reads back from the log (at start, or after a failed pass).
 const CATCH_UP_STEP: i64 = 2_000;
+/// How long after a failed pass the next one may run.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// What the writer has acknowledged but not yet derived.
 #[derive(Default)]
@@ -42,6 +44,8 @@ pub(super) struct Derived {
     /// Each acknowledged batch not yet derived: its last sequence, when it committed, and how
     /// many events it stored (for the `derive` stage and the lag).
     batches: Vec<(i64, Instant, usize)>,
+    /// After a failed pass: not before then.
+    retry_at: Option<Instant>,
 }
 
 impl Derived {
@@ -65,13 +69,7 @@ impl Derived {
     }
 
     /// A committed batch: its events' texts, its last sequence, its events and when it committed.
-    pub(super) fn committed(
-        &mut self,
-        texts: &mut Vec<(i64, String)>,
-        last: i64,
-        events: usize,
-        at: Instant,
-    ) {
+    fn committed(&mut self, texts: &mut Vec<(i64, String)>, last: i64, events: usize, at: Instant) {
         if events == 0 {
             return;
         }
@@ -83,26 +81,29 @@ impl Derived {
         self.batches.push((last, at, events));
     }
 
-    /// A server that indexes nothing (`serve --no-search-index`, a scratch database): nothing
-    /// waits for search rows.
-    pub(super) fn skip(&mut self) -> i64 {
-        self.batches.clear();
-        self.texts.clear();
-        self.through = self.last;
-        self.through
+    /// The head as the file has it: when it is not the last sequence this writer acknowledged
+    /// (another connection committed, or a batch panicked after its commit), the events above
+    /// `through` are read from the log.
+    pub(super) fn resync(&mut self, head: i64) {
+        if head != self.last {
+            self.last = self.last.max(head);
+            self.texts.clear();
+            self.complete = false;
+        }
+    }
+
+    /// Whether a pass may run now: something is not derived, and the last failed pass (if
+    /// any) was [`RETRY_AFTER`] ago.
+    pub(super) fn ready(&self) -> bool {
+        self.last > self.through && self.retry_at.is_none_or(|t| Instant::now() >= t)
     }
 
     /// Whether a pass is due while requests are waiting.
     pub(super) fn due(&self) -> bool {
-        self.pending()
+        self.ready()
             && (!self.complete
                 || self.last - self.through >= DERIVE_EVERY as i64
                 || self.oldest().is_some_and(|t| t.elapsed() >= DERIVE_AFTER))
-    }
-
-    /// Whether anything acknowledged is not derived yet.
-    pub(super) fn pending(&self) -> bool {
-        self.last > self.through
     }
 }
 
@@ -112,13 +113,8 @@ impl WriterThread {
     /// failure is logged; the next pass reads the events from the log again. Returns whether
     /// it moved `search_through`.
     pub(super) fn derive(&mut self) -> bool {
-        if !self.derived.pending() {
+        if !self.search_index || !self.derived.ready() {
             return false;
-        }
-        if !self.search_index {
-            let through = self.derived.skip();
-            self.progress.moved(through, None);
-            return true;
         }
         let relax = self.synchronous >= 2;
         let pass = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -149,8 +145,25 @@ impl WriterThread {
         }
         self.derived.texts.clear();
         self.derived.complete = false;
+        self.derived.retry_at = Some(Instant::now() + RETRY_AFTER);
         tracing::warn!(error = %failed, through = self.derived.through, "writing search rows failed; they are read from the log again at the next pass");
         false
+    }
+
+    /// After a batch's commit: its events' texts wait for the next pass, or, on a server that
+    /// indexes nothing (`serve --no-search-index`, a scratch database), nothing waits.
+    pub(super) fn derived_committed(&mut self, events: usize, at: Instant) {
+        if !self.search_index {
+            self.derived.last = self.head;
+            self.derived.through = self.head;
+            self.progress.moved(self.head, None);
+            return;
+        }
+        self.derived
+            .committed(&mut self.texts, self.head, events, at);
+        if events > 0 {
+            self.progress.waiting_since(at);
+        }
     }
 
     fn derive_pass(&mut self) -> rusqlite::Result<i64> {
@@ -173,6 +186,7 @@ impl WriterThread {
         let now = Instant::now();
         let derived = &mut self.derived;
         derived.through = through;
+        derived.retry_at = None;
         if derived.complete {
             derived.texts.clear();
         } else if through >= derived.last {

@@ -370,3 +370,39 @@ fn a_batch_that_panics_is_refused_whole_and_the_next_numbers_from_the_file() {
         .unwrap();
     assert_eq!((events, count), (2, 2));
 }
+
+/// Events another connection committed (someone's sqlite3, an import) have no search text in
+/// the writer's memory: they are indexed from the log, not skipped.
+#[test]
+fn events_another_connection_committed_are_indexed_from_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = writer(&dir);
+    let said = |words: &str| format!(r#"{{"message":"{words}"}}"#);
+    commit(
+        &mut writer,
+        vec![vec![event("e1", "s", &said("first words"))]],
+    );
+    let other = open_writer(&dir.path().join("w.db"), Durability::Full).unwrap();
+    other
+        .execute(
+            "INSERT INTO events VALUES (2, 'e2', 's', 2, 'Stop', 'test',
+                 '2026-12-03T00:00:00.000Z', '2026-12-03T00:00:00.000Z', ?1, 'here')",
+            [said("second words")],
+        )
+        .unwrap();
+    commit(
+        &mut writer,
+        vec![vec![event("e3", "s", &said("third words"))]],
+    );
+    while writer.derive() {}
+    let indexed: Vec<i64> = writer
+        .conn
+        .prepare("SELECT sequence FROM search_text ORDER BY 1")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(indexed, [1, 2, 3]);
+    assert_eq!(projection::search::through(&writer.conn).unwrap(), 3);
+}

@@ -121,7 +121,7 @@ impl WriterThread {
                 Ok(command) => command,
                 Err(TryRecvError::Disconnected) => break,
                 Err(TryRecvError::Empty) => {
-                    if self.derived.pending() && self.derive() {
+                    if self.derived.ready() && self.derive() {
                         continue;
                     }
                     let Some(command) = commands.blocking_recv() else {
@@ -193,7 +193,7 @@ impl WriterThread {
                 self.record_position(kind, &stream, sequence);
             }
         }
-        while self.derived.pending() && self.derive() {}
+        while self.derived.ready() && self.derive() {}
         self.fold_wal();
         tracing::debug!(head = self.head, "writer stopped");
     }
