@@ -174,9 +174,31 @@ impl TestApp {
         answers
     }
 
-    /// A read-only connection to the database file, independent of the server's.
+    /// A read-only connection to the database file, independent of the server's, once the
+    /// search rows of every acknowledged event are in it (the writer writes them right after
+    /// the acknowledging commit, on its own thread), so the file reads as a whole.
     pub fn db(&self) -> Connection {
-        open_read_only(&self.db_path)
+        let conn = open_read_only(&self.db_path);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let caught_up = || -> bool {
+            conn.query_row(
+                "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'search_through'), 1 << 62)
+                     >= MAX(COALESCE((SELECT MAX(sequence) FROM events), 0),
+                            COALESCE((SELECT CAST(value AS INTEGER) FROM meta
+                                      WHERE key = 'pruned_through_sequence'), 0))",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap_or(true)
+        };
+        while !caught_up() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "search rows still behind the log after 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        conn
     }
 
     /// The first column of every row of a query on the file, as text.
