@@ -12,7 +12,15 @@ use serde_json::json;
 pub const UNKNOWN_EVENT_TYPE: &str = "unknownEventType";
 
 pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<()> {
-    if catalogue::is_known(&event.event_type) || unknown_raised(conn, event)? {
+    let raised = || {
+        standing(
+            conn,
+            UNKNOWN_EVENT_TYPE,
+            ("type", Some(&event.event_type)),
+            ("source", Some(&event.source)),
+        )
+    };
+    if catalogue::is_known(&event.event_type) || raised()? {
         return Ok(());
     }
     let message = format!(
@@ -23,16 +31,28 @@ pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<()> {
     raise(conn, UNKNOWN_EVENT_TYPE, event, &message, &details)
 }
 
-/// Whether an unacknowledged `unknownEventType` alert already stands for this event's type and
-/// source. (Alerts of that kind are few: one per type and source at a time.)
-fn unknown_raised(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<bool> {
+/// Whether an unacknowledged alert of `kind` already stands whose `details` have these two
+/// values at these two keys (`unknownEventType`: its type and source; `transcript_refused`:
+/// its path and reason). Alerts of those kinds are few: one per pair at a time.
+fn standing(
+    conn: &Connection,
+    kind: &str,
+    (first, first_value): (&str, Option<&str>),
+    (second, second_value): (&str, Option<&str>),
+) -> rusqlite::Result<bool> {
     conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM alerts
          WHERE kind = ?1 AND acknowledged_at IS NULL
-           AND json_extract(details, '$.type') = ?2 AND json_extract(details, '$.source') = ?3)",
+           AND json_extract(details, ?2) IS ?3 AND json_extract(details, ?4) IS ?5)",
     )?
     .query_row(
-        params![UNKNOWN_EVENT_TYPE, event.event_type, event.source],
+        params![
+            kind,
+            format!("$.{first}"),
+            first_value,
+            format!("$.{second}"),
+            second_value
+        ],
         |r| r.get(0),
     )
 }
@@ -48,15 +68,7 @@ pub fn transcript_refused(
     view: &crate::projection::view::View,
 ) -> rusqlite::Result<()> {
     let (path, reason) = (view.text("path"), view.text("reason"));
-    let raised: bool = conn
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM alerts
-             WHERE kind = ?1 AND acknowledged_at IS NULL
-               AND json_extract(details, '$.path') IS ?2
-               AND json_extract(details, '$.reason') IS ?3)",
-        )?
-        .query_row(params![TRANSCRIPT_REFUSED, path, reason], |r| r.get(0))?;
-    if raised {
+    if standing(conn, TRANSCRIPT_REFUSED, ("path", path), ("reason", reason))? {
         return Ok(());
     }
     let message = format!(

@@ -124,7 +124,7 @@ impl WriterThread {
             let written = self.derive_pass();
             if relax {
                 // Back to the acknowledging commits' durability, whatever the pass did.
-                control(&self.conn, "PRAGMA synchronous = FULL")?;
+                self.restore_synchronous()?;
             }
             written
         }));
@@ -141,13 +141,20 @@ impl WriterThread {
             let _ = self.conn.execute_batch("ROLLBACK");
         }
         if relax {
-            let _ = control(&self.conn, "PRAGMA synchronous = FULL");
+            let _ = self.restore_synchronous();
         }
         self.derived.texts.clear();
         self.derived.complete = false;
         self.derived.retry_at = Some(Instant::now() + RETRY_AFTER);
         tracing::warn!(error = %failed, through = self.derived.through, "writing search rows failed; they are read from the log again at the next pass");
         false
+    }
+
+    fn restore_synchronous(&self) -> rusqlite::Result<()> {
+        control(
+            &self.conn,
+            &format!("PRAGMA synchronous = {}", self.synchronous),
+        )
     }
 
     /// After a batch's commit: its events' texts wait for the next pass, or, on a server that

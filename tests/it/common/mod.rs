@@ -180,16 +180,9 @@ impl TestApp {
     pub fn db(&self) -> Connection {
         let conn = open_read_only(&self.db_path);
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        let caught_up = || -> bool {
-            conn.query_row(
-                "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'search_through'), 1 << 62)
-                     >= MAX(COALESCE((SELECT MAX(sequence) FROM events), 0),
-                            COALESCE((SELECT CAST(value AS INTEGER) FROM meta
-                                      WHERE key = 'pruned_through_sequence'), 0))",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap_or(true)
+        let caught_up = || {
+            let head = hooklog::store::read::head(&conn).unwrap();
+            hooklog::projection::search::through(&conn).is_ok_and(|through| through >= head)
         };
         while !caught_up() {
             assert!(
