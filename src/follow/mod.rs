@@ -35,7 +35,7 @@ use crate::ingest::hook as hook_ingest;
 use crate::ingest::transcript::{self, Keep, Record, codex};
 use crate::projection::transcript_files;
 use crate::projection::view::View;
-use crate::store::{AppendError, Store};
+use crate::store::{AppendError, Store, read};
 use crate::stream::Hub;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -287,16 +287,26 @@ fn agent_of(path: &Path) -> Option<&str> {
     stem.strip_prefix("agent-")
 }
 
-/// Appends the events in one request. An event already stored with other content (read
-/// before with `--transcripts full`, or imported from a copy) is left out and the rest sent
-/// again, so one such record cannot stop the file from being followed.
+/// Appends the events in one request, leaving out those already stored. A record stored
+/// before may have other content (read with `--transcripts full`, or imported from a copy),
+/// and one such record must not stop the file from being followed. The stored ids are looked
+/// up in one read, so a file of such records costs one pass (issue 44). An event stored
+/// between the look and the append (another follower's) is a conflict: looked up again.
+/// The last event (the read's marker) is always sent: it moves the offset.
 async fn append(store: &Arc<Store>, mut events: Vec<NewEvent>) -> anyhow::Result<()> {
     loop {
+        let ids: Vec<String> = events.iter().map(|e| e.event_id.clone()).collect();
+        let stored = store.read(move |conn| read::stored_ids(conn, &ids)).await?;
+        let last = events.len() - 1;
+        let mut index = 0;
+        events.retain(|event| {
+            let keep = index == last || !stored.contains(&event.event_id);
+            index += 1;
+            keep
+        });
         match store.writer.enqueue(events.clone()).await?.await? {
             Ok(_) => return Ok(()),
-            Err(AppendError::Conflict { index, .. }) if index < events.len() - 1 => {
-                events.remove(index);
-            }
+            Err(AppendError::Conflict { index, .. }) if index < events.len() - 1 => continue,
             Err(e) => return Err(e.into()),
         }
     }

@@ -25,6 +25,21 @@ pub fn event_by_id(conn: &Connection, event_id: &str) -> rusqlite::Result<Option
     .optional()
 }
 
+/// Which of `ids` are stored (one indexed lookup each).
+pub fn stored_ids(
+    conn: &Connection,
+    ids: &[String],
+) -> rusqlite::Result<std::collections::HashSet<String>> {
+    let mut statement = conn.prepare_cached("SELECT 1 FROM events WHERE event_id = ?1")?;
+    let mut stored = std::collections::HashSet::new();
+    for id in ids {
+        if statement.exists([id])? {
+            stored.insert(id.clone());
+        }
+    }
+    Ok(stored)
+}
+
 pub fn event_at(conn: &Connection, sequence: i64) -> rusqlite::Result<Option<StoredEvent>> {
     conn.prepare_cached(&format!(
         "SELECT {EVENT_COLUMNS} FROM events WHERE sequence = ?1"

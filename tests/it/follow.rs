@@ -293,3 +293,82 @@ async fn transcripts_outside_the_roots_fifos_and_other_users_files_are_not_read(
         .await
         .expect("stops");
 }
+
+/// Issue 44, finding 3: a transcript whose records are already stored with other content
+/// (imported with `--transcripts full`, then followed keeping metadata) is read in one pass:
+/// the stored ones are left out together, not one writer round trip (one refused request)
+/// per record, and the records that are new are stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn records_stored_with_other_content_are_left_out_in_one_pass() {
+    const STORED: usize = 400;
+    let dir = tempfile::tempdir().unwrap();
+    let projects = dir.path().join("projects");
+    let folder = projects.join("-w");
+    std::fs::create_dir_all(&folder).unwrap();
+    let main = folder.join(format!("{SESSION}.jsonl"));
+    // An assistant message (its text, its usage), as many times as wanted under new uuids.
+    let template: serde_json::Value =
+        serde_json::from_str(&fixture(&format!("{SESSION}.jsonl"))[2]).unwrap();
+    let copies = |range: std::ops::Range<usize>| -> Vec<String> {
+        range
+            .map(|k| {
+                let mut line = template.clone();
+                line["uuid"] = json!(format!("c0a80101-0000-4000-8000-{:012}", 1_000 + k));
+                line["message"]["id"] = json!(format!("msg_copy_{k}"));
+                format!("{line}\n")
+            })
+            .collect()
+    };
+    append(&main, &copies(0..STORED));
+    let db = dir.path().join("hooklog.db");
+    let imported = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["import", "--transcripts", "full", "--claude-projects"])
+        .arg(&projects)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(imported.status.success(), "{imported:?}");
+    let app = start(reading(&db, &projects), dir).await;
+    append(&main, &copies(STORED..STORED + 3));
+
+    hook(&app, "Stop", &main, json!({})).await;
+    wait_for(DEADLINE, "the file read to its end", || {
+        events_of_type(&db, "TranscriptRead") == 1
+    })
+    .await;
+    assert_eq!(
+        events_of_type(&db, "TranscriptMessage") as usize,
+        STORED + 3,
+        "the stored records kept, the new ones added"
+    );
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.url))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let conflicts: f64 = metrics
+        .lines()
+        .find_map(|line| line.strip_prefix("hooklog_events_conflict_total "))
+        .expect("the conflict counter")
+        .parse()
+        .unwrap();
+    assert_eq!(
+        conflicts, 0.0,
+        "the stored records were left out before the append, not refused one at a time"
+    );
+    // Kept as they were stored: with their full content.
+    let full: i64 = common::open_read_only(&db)
+        .query_row(
+            "SELECT COUNT(*) FROM events WHERE type = 'TranscriptMessage'
+             AND json_extract(payload, '$.content') IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(full as usize, STORED);
+}
