@@ -50,6 +50,9 @@ pub enum ApiError {
     TooManyRequests { retry_after_secs: u64 },
     #[error("{limit} event streams are open already")]
     TooManyStreams { limit: usize },
+    /// A WebSocket past the ones `--max-connections` leaves room for.
+    #[error("{limit} WebSockets are open already")]
+    TooManyWebSockets { limit: usize },
     #[error("overloaded: {0}")]
     Overloaded(Overload),
     /// An event stream's cursor names no position of its retained history (seed 003's
@@ -86,7 +89,7 @@ impl ApiError {
     pub fn retry_after(&self) -> Option<u64> {
         match self {
             ApiError::TooManyRequests { retry_after_secs } => Some(*retry_after_secs),
-            ApiError::Overloaded(_) => Some(1),
+            ApiError::Overloaded(_) | ApiError::TooManyWebSockets { .. } => Some(1),
             _ => None,
         }
     }
@@ -186,6 +189,14 @@ impl ApiError {
                     "error": "too_many_streams",
                     "message": format!("{limit} event streams are open, the most this hooklog serves at once; retry later"),
                     "details": { "maxStreams": limit },
+                }),
+            ),
+            ApiError::TooManyWebSockets { limit } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                json!({
+                    "error": "too_many_connections",
+                    "message": format!("{limit} WebSockets are open, the most this hooklog keeps with room left for other requests; retry later"),
+                    "details": { "maxWebSockets": limit },
                 }),
             ),
             ApiError::Overloaded(cause) => {

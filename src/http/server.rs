@@ -10,7 +10,9 @@
 //!   an event stream whose client stopped reading, and frees what was waiting to be sent.
 //! - **At most `max_connections`** are open at once. One more is accepted, answered `503`
 //!   with `Retry-After`, and closed: a clear refusal rather than `accept` failing on the
-//!   open-file limit.
+//!   open-file limit. A connection upgraded to a WebSocket keeps its place for the socket's
+//!   life ([`Place`]), and WebSockets may take all places but the last [`reserve`]: those are
+//!   kept for plain requests, so `/health` still answers when WebSockets are refused.
 //!
 //! Each connection runs on its own task; on shutdown, each finishes the request in hand and
 //! closes (hyper's graceful shutdown), and [`serve`] returns when all have.
@@ -30,7 +32,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Sleep;
 use tower::Service;
 
@@ -107,6 +109,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections));
+    let max_websockets = limits.max_connections - reserve(limits.max_connections);
+    let websockets = Arc::new(Semaphore::new(max_websockets));
     // Connections watch `stopping` for the signal, and hold `closed` until they end: when every
     // clone of it is dropped, all are gone.
     let (stop, stopping) = watch::channel(false);
@@ -136,19 +140,25 @@ pub async fn serve(
             tokio::spawn(refuse(stream));
             continue;
         };
+        counters.open.fetch_add(1, Ordering::Relaxed);
+        let place = Place {
+            held: Arc::new(Held {
+                _slot: slot,
+                _closed: closed.clone(),
+                counters: counters.clone(),
+            }),
+            websockets: websockets.clone(),
+            max_websockets,
+        };
         let connection = Connection {
             stream,
             peer,
+            place,
             router: router.clone(),
             limits,
-            counters: counters.clone(),
             stopping: stopping.clone(),
         };
-        let closed = closed.clone();
-        tokio::spawn(async move {
-            connection.run().await;
-            drop((slot, closed));
-        });
+        tokio::spawn(connection.run());
     }
     drop(listener);
     let _ = stop.send(true);
@@ -156,6 +166,62 @@ pub async fn serve(
     let mut all_closed = all_closed;
     // Resolves (with an error) once every connection dropped its `closed`.
     while all_closed.changed().await.is_ok() {}
+}
+
+/// How many of `max_connections` places WebSockets may not take: an eighth, at least one
+/// (none when there is one place), so plain requests (`/health`) are answered while WebSockets
+/// are refused.
+pub fn reserve(max_connections: usize) -> usize {
+    (max_connections / 8)
+        .max(1)
+        .min(max_connections.saturating_sub(1))
+}
+
+/// A connection's place under `max_connections`, given to each of its requests (an
+/// extension). It is freed when the connection ends, or, for a connection upgraded to a
+/// WebSocket, when the socket ends: the route keeps it for the socket's task
+/// ([`Place::for_websocket`]). While it is held, the connection counts as open and shutdown
+/// waits for it.
+#[derive(Clone)]
+pub struct Place {
+    held: Arc<Held>,
+    websockets: Arc<Semaphore>,
+    max_websockets: usize,
+}
+
+/// What a place holds: freed on drop.
+struct Held {
+    _slot: OwnedSemaphorePermit,
+    _closed: watch::Sender<()>,
+    counters: Arc<Counters>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.counters.open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A WebSocket's hold on its connection's place, for the socket's life.
+pub struct WebSocketPlace {
+    _held: Arc<Held>,
+    _websocket: OwnedSemaphorePermit,
+}
+
+impl Place {
+    /// The connection's place kept for a WebSocket, or `Err(max)` when `max` WebSockets are
+    /// open already (all places but the [`reserve`]).
+    pub fn for_websocket(&self) -> Result<WebSocketPlace, usize> {
+        let websocket = self
+            .websockets
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| self.max_websockets)?;
+        Ok(WebSocketPlace {
+            _held: self.held.clone(),
+            _websocket: websocket,
+        })
+    }
 }
 
 /// Answers a connection past the limit with its `503`, then closes it.
@@ -170,27 +236,28 @@ async fn refuse(mut stream: TcpStream) {
 struct Connection {
     stream: TcpStream,
     peer: SocketAddr,
+    place: Place,
     router: Router,
     limits: Limits,
-    counters: Arc<Counters>,
     stopping: watch::Receiver<bool>,
 }
 
 impl Connection {
     async fn run(self) {
-        self.counters.open.fetch_add(1, Ordering::Relaxed);
-        let peer = self.peer;
+        let (peer, place) = (self.peer, self.place);
+        let counters = place.held.counters.clone();
         let router = self.router;
         // The peer address keys the rate limit (`ConnectInfo`, as axum's own server gives it).
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));
+            request.extensions_mut().insert(place.clone());
             router.clone().call(request.map(Body::new))
         });
         let io = TokioIo::new(Guarded {
             io: self.stream,
             stall_timeout: self.limits.stall_timeout,
             waiting: None,
-            counters: self.counters.clone(),
+            counters,
         });
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
@@ -208,7 +275,6 @@ impl Connection {
                 log_end(connection.await);
             }
         }
-        self.counters.open.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

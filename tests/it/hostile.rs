@@ -480,3 +480,81 @@ async fn a_body_that_names_a_key_twice_is_400_on_every_ingest_route_and_stores_n
     assert_eq!(ndjson.1["details"]["line"], 2, "{}", ndjson.1);
     assert_eq!(app.event_count(), 0);
 }
+
+/// Issue 44, finding 6: a WebSocket keeps its connection's place under `--max-connections`
+/// for its life, `/stats` counts it open, and WebSockets may take all places but an eighth:
+/// the next is refused with `503 too_many_connections` while `/health` (a plain request)
+/// still answers. Closing sockets frees their places.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websockets_hold_their_connection_place_and_past_the_cap_are_refused_while_health_answers()
+{
+    const MAX: usize = 16;
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start_with(&dir.path().join("hooklog.db"), "127.0.0.1:0", |c| {
+        c.args(["--max-connections", &MAX.to_string()]);
+    });
+    let ws = server.url.replacen("http://", "ws://", 1) + "/";
+    let mut sockets = Vec::new();
+    let refusal = loop {
+        assert!(
+            sockets.len() <= MAX,
+            "more WebSockets open than connection places"
+        );
+        match tokio_tungstenite::connect_async(&ws).await {
+            Ok((socket, _)) => sockets.push(socket),
+            Err(tokio_tungstenite::tungstenite::Error::Http(response)) => break response,
+            Err(other) => panic!("the refusal is an HTTP answer, not {other}"),
+        }
+    };
+    assert_eq!(
+        sockets.len(),
+        MAX - MAX / 8,
+        "an eighth kept for plain requests"
+    );
+    assert_eq!(refusal.status(), 503);
+    assert_eq!(refusal.headers()["retry-after"], "1");
+    let body: Value =
+        serde_json::from_slice(refusal.body().as_deref().unwrap_or_default()).unwrap();
+    assert_eq!(body["error"], "too_many_connections", "{body}");
+
+    let client = reqwest::Client::new();
+    let health = client
+        .get(format!("{}/health", server.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        health.status(),
+        StatusCode::OK,
+        "health answers past the WebSockets' cap"
+    );
+    let open = stats(&client, &server.url).await["connections"]["open"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        open as usize > sockets.len(),
+        "every socket counted open (and this request): {open}"
+    );
+
+    // Closed sockets free their places: another WebSocket is accepted.
+    for mut socket in sockets.drain(..3) {
+        socket.close(None).await.unwrap();
+    }
+    // Those left, and the client's own kept-alive connection.
+    let expected = sockets.len() + 1;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let open = stats(&client, &server.url).await["connections"]["open"]
+            .as_u64()
+            .unwrap();
+        if open as usize == expected {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{open} open, not {expected}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (_again, response) = tokio_tungstenite::connect_async(&ws)
+        .await
+        .expect("a WebSocket is accepted once places are free");
+    assert_eq!(response.status(), 101);
+}

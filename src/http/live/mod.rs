@@ -4,7 +4,9 @@
 //! plain `GET /` (no upgrade) is the web view's board page.
 //!
 //! The socket is behind the same guards as every route (token, `Host`, `Origin`, rate limit)
-//! and takes one of the `--max-streams` slots for its life. What it holds is bounded: a page of
+//! and takes one of the `--max-streams` slots for its life, and keeps its connection's place
+//! under `--max-connections` (past the WebSockets that leaves room for: `503
+//! too_many_connections`). What it holds is bounded: a page of
 //! changes at a time, a client message of at most the body limit.
 
 pub mod client;
@@ -14,8 +16,10 @@ mod session;
 
 use super::AppState;
 use super::error::ApiError;
+use super::server::Place;
 use super::streams;
 use crate::http::openapi::schemas;
+use axum::Extension;
 use axum::extract::State;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -37,6 +41,7 @@ pub async fn root(
     State(state): State<AppState>,
     headers: HeaderMap,
     uri: Uri,
+    place: Option<Extension<Place>>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     if uri.query().is_some_and(|q| !q.is_empty()) {
@@ -52,11 +57,20 @@ pub async fn root(
             )));
         }
     };
+    // The connection's place is kept for the socket's life (`serve` gives every request one).
+    let place = match place {
+        Some(Extension(place)) => Some(
+            place
+                .for_websocket()
+                .map_err(|limit| ApiError::TooManyWebSockets { limit })?,
+        ),
+        None => None,
+    };
     let slot = streams::stream_slot(&state)?;
     let limit = state.config.body_limit;
     Ok(upgrade
         .max_message_size(limit)
         .max_frame_size(limit)
-        .on_upgrade(move |socket| session::run(socket, state, slot))
+        .on_upgrade(move |socket| session::run(socket, state, (slot, place)))
         .into_response())
 }

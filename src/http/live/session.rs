@@ -13,15 +13,16 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::time::Duration;
-use tokio::sync::OwnedSemaphorePermit;
 
 /// Seed 000's protocol version this channel speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 /// How long one frame may take to leave.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub async fn run(mut socket: WebSocket, state: AppState, slot: OwnedSemaphorePermit) {
-    let _slot = slot;
+/// Serves the socket until it ends; `held` (its stream slot, its connection's place) is freed
+/// then.
+pub async fn run(mut socket: WebSocket, state: AppState, held: impl Send) {
+    let _held = held;
     if let Err(why) = serve(&mut socket, &state).await {
         tracing::debug!(%why, "live socket closed");
     }
