@@ -79,6 +79,8 @@ impl App {
                 connections: Default::default(),
                 metrics: Default::default(),
                 replication,
+                web_sessions: Default::default(),
+                login_throttle: Default::default(),
             }),
             shutdown,
         })

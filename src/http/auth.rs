@@ -5,19 +5,20 @@
 //! or log it), whether or not a token is configured.
 //!
 //! A browser logs in once (`POST /login`, `http/login.rs`) and then sends the session cookie
-//! that sets, [`COOKIE`]: a digest of the token, so the browser never stores the token
-//! itself. The cookie counts only on requests of the page's own origin (no `Origin` header,
-//! or one naming this server): a page of another origin, even one `--cors-origin` allows,
-//! cannot ride on it.
+//! that sets, [`COOKIE`]: the id of a login session (`http/web_session.rs`), random and
+//! expiring, never the token or anything derived from it. The cookie counts only on requests
+//! of the page's own origin (no `Origin` header, or one naming this server): a page of another
+//! origin, even one `--cors-origin` allows, cannot ride on it.
 
 use super::error::ApiError;
 use super::guard::Check;
+use super::web_session::WebSessions;
 use crate::config::Secret;
 use axum::extract::Request;
 use axum::http::{HeaderMap, Method, Uri, header};
 use sha2::{Digest, Sha256};
-use std::fmt::Write;
 use std::sync::Arc;
+use std::time::Instant;
 use subtle::ConstantTimeEq;
 
 /// The liveness probe answers without a token: it shows no data.
@@ -39,21 +40,12 @@ pub fn is_open(method: &Method, path: &str) -> bool {
         || (read && path.starts_with(ASSETS_PREFIX))
 }
 
-/// The value of the session cookie for `token`: a digest, so the token itself never sits in
-/// the browser's cookie store.
-pub fn cookie_value(token: &Secret) -> String {
-    let digest = Sha256::digest(format!("hooklog web session\n{}", token.0).as_bytes());
-    digest
-        .iter()
-        .fold(String::with_capacity(64), |mut hex, byte| {
-            let _ = write!(hex, "{byte:02x}");
-            hex
-        })
-}
-
 /// Whether `given` is the configured token (any token when none is configured).
 pub fn token_matches(expected: Option<&Secret>, given: &str) -> bool {
-    Auth::new(expected).accepts(Some(given))
+    match expected {
+        None => true,
+        Some(token) => bool::from(digest(&token.0).ct_eq(&digest(given))),
+    }
 }
 
 /// Who a request was let in as: what a decision records as its decider.
@@ -67,18 +59,18 @@ pub enum Caller {
     Login,
 }
 
-/// The expected token and session cookie, kept as SHA-256 digests: comparing digests in
-/// constant time takes the same time whatever the given value's length or content.
+/// The expected token, kept as a SHA-256 digest (comparing digests in constant time takes the
+/// same time whatever the given value's length or content), and the login sessions.
 pub struct Auth {
     digest: Option<[u8; 32]>,
-    cookie: Option<[u8; 32]>,
+    sessions: Arc<WebSessions>,
 }
 
 impl Auth {
-    pub fn new(token: Option<&Secret>) -> Arc<Auth> {
+    pub fn new(token: Option<&Secret>, sessions: Arc<WebSessions>) -> Arc<Auth> {
         Arc::new(Auth {
             digest: token.map(|t| digest(&t.0)),
-            cookie: token.map(|t| digest(&cookie_value(t))),
+            sessions,
         })
     }
 
@@ -91,10 +83,7 @@ impl Auth {
     }
 
     fn accepts_cookie(&self, given: Option<&str>) -> bool {
-        match (self.cookie, given) {
-            (Some(expected), Some(given)) => bool::from(expected.ct_eq(&digest(given))),
-            _ => false,
-        }
+        given.is_some_and(|id| self.sessions.holds(id, Instant::now()))
     }
 }
 
@@ -143,7 +132,7 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The session cookie's value, from any `Cookie` header.
-fn session_cookie(headers: &HeaderMap) -> Option<String> {
+pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -205,20 +194,22 @@ mod tests {
 
     #[test]
     fn tokens_are_compared_whole() {
-        let auth = Auth::new(Some(&Secret("s3cret".into())));
+        let auth = Auth::new(Some(&Secret("s3cret".into())), Default::default());
         assert!(auth.accepts(Some("s3cret")));
         assert!(!auth.accepts(Some("s3cre")));
         assert!(!auth.accepts(Some("s3cret ")));
         assert!(!auth.accepts(None));
-        assert!(Auth::new(None).accepts(None));
+        assert!(Auth::new(None, Default::default()).accepts(None));
+        assert!(token_matches(Some(&Secret("s3cret".into())), "s3cret"));
+        assert!(!token_matches(Some(&Secret("s3cret".into())), "s3cret!"));
     }
 
     #[test]
-    fn the_cookie_is_a_digest_of_the_token_not_the_token() {
+    fn the_cookie_is_an_open_session_not_the_token() {
         let token = Secret("s3cret".into());
-        let auth = Auth::new(Some(&token));
-        let value = cookie_value(&token);
-        assert_eq!(value.len(), 64);
+        let sessions: Arc<WebSessions> = Default::default();
+        let auth = Auth::new(Some(&token), sessions.clone());
+        let value = sessions.open(Instant::now());
         assert!(auth.accepts_cookie(Some(&value)));
         assert!(!auth.accepts_cookie(Some("s3cret")));
         assert!(
@@ -230,6 +221,8 @@ mod tests {
             header::COOKIE,
             format!("a=1; {COOKIE}={value}").parse().unwrap(),
         );
-        assert_eq!(session_cookie(&headers), Some(value));
+        assert_eq!(session_cookie(&headers), Some(value.clone()));
+        sessions.close(&value);
+        assert!(!auth.accepts_cookie(Some(&value)));
     }
 }

@@ -1,7 +1,9 @@
 //! The browser's way in when a token is configured: `POST /login` takes the login form
 //! (`token`, and `next`, the page to go back to), checks the token, and sets the session
-//! cookie (`HttpOnly; SameSite=Strict`, a digest of the token, see `auth.rs`), so the token
-//! never appears in a URL, the history or a log. `POST /logout` clears it.
+//! cookie (`HttpOnly; SameSite=Strict`, the id of a new login session that lasts a day, see
+//! `web_session.rs`), so the token never appears in a URL, the history, a log or the browser.
+//! `POST /logout` ends the session and clears the cookie. Wrong tokens are throttled per
+//! client address (`login_throttle.rs`).
 //!
 //! Cross-site forgery: a page of another site gets no cookie sent (`SameSite=Strict`), and
 //! a browser request from another origin is refused by the `Origin` check before the cookie is
@@ -11,12 +13,16 @@ use super::AppState;
 use super::auth::{self, COOKIE};
 use super::error::ApiError;
 use super::openapi::schemas;
+use super::web_session;
+use axum::Extension;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde_json::json;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Instant;
 
 /// The login form's fields.
 struct LoginForm {
@@ -90,29 +96,49 @@ fn local_path(next: Option<&str>) -> String {
             ("Set-Cookie" = String, description = "The session cookie (when a token is configured).")
         )),
         (status = 400, description = "No token, or a field other than token and next.", body = schemas::ErrorBody),
-        (status = 401, description = "A wrong token: the login form again.", content_type = "text/html", body = String)
+        (status = 401, description = "A wrong token: the login form again.", content_type = "text/html", body = String),
+        (status = 429, description = "Five wrong tokens in a row from this address: the login form again, saying how long to wait; the token is not looked at.", content_type = "text/html", body = String, headers(
+            ("Retry-After" = u64, description = "Seconds until this address may try again.")
+        ))
     )
 )]
-/// `POST /login`: `303` to `next` with the session cookie, or the form again (`401`) when the
-/// token is wrong. With no token configured there is nothing to log in to: `303` to `next`.
+/// `POST /login`: `303` to `next` with a new session's cookie, or the form again when the
+/// token is wrong (`401`) or this address must wait after wrong ones (`429`). With no token
+/// configured there is nothing to log in to: `303` to `next`.
 pub async fn login(
     State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
     let form = LoginForm::parse(&body)?;
-    let expected = state.config.security.token.as_ref();
-    if !auth::token_matches(expected, &form.token) {
-        tracing::debug!("login refused");
-        return Ok(crate::web::login_page(Some(&form.next)));
+    let Some(expected) = state.config.security.token.as_ref() else {
+        return Ok(see_other(&form.next, None));
+    };
+    let client = peer.map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |p| p.0.0.ip());
+    let now = Instant::now();
+    if let Err(wait) = state.login_throttle.check(client, now) {
+        tracing::debug!(%client, "login throttled");
+        let seconds = wait.as_secs_f64().ceil().max(1.0) as u64;
+        return Ok(crate::web::login_page(Some(crate::web::Again::Wait {
+            next: &form.next,
+            seconds,
+        })));
     }
-    let cookie = expected.map(|token| {
-        format!(
-            "{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
-            auth::cookie_value(token)
-        )
-    });
-    Ok(see_other(&form.next, cookie))
+    if !auth::token_matches(Some(expected), &form.token) {
+        tracing::debug!(%client, "login refused");
+        state.login_throttle.failed(client, now);
+        return Ok(crate::web::login_page(Some(
+            crate::web::Again::WrongToken { next: &form.next },
+        )));
+    }
+    state.login_throttle.succeeded(client);
+    let id = state.web_sessions.open(now);
+    let cookie = format!(
+        "{COOKIE}={id}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
+        web_session::LIFETIME.as_secs()
+    );
+    Ok(see_other(&form.next, Some(cookie)))
 }
 
 #[utoipa::path(
@@ -120,14 +146,18 @@ pub async fn login(
     path = "/logout",
     tag = "web",
     responses(
-        (status = 303, description = "On to `/`, with the session cookie cleared.", headers(
+        (status = 303, description = "On to `/`, with the session ended and its cookie cleared.", headers(
             ("Location" = String, description = "`/`."),
             ("Set-Cookie" = String, description = "The cleared session cookie.")
         ))
     )
 )]
-/// `POST /logout`: `303` to `/` with the cookie cleared.
-pub async fn logout() -> Response {
+/// `POST /logout`: ends the session the cookie names (it no longer lets anyone in), and
+/// answers `303` to `/` with the cookie cleared.
+pub async fn logout(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    if let Some(id) = auth::session_cookie(&headers) {
+        state.web_sessions.close(&id);
+    }
     let cleared = format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
     see_other("/", Some(cleared))
 }

@@ -20,6 +20,7 @@ pub mod hooks;
 pub mod host;
 pub mod live;
 pub mod login;
+pub mod login_throttle;
 pub mod metrics;
 pub mod missions;
 pub mod openapi;
@@ -38,6 +39,7 @@ pub mod sessions;
 pub mod streams;
 pub mod unserved;
 pub mod usage;
+pub mod web_session;
 
 use crate::config::Config;
 use crate::store::Store;
@@ -80,6 +82,10 @@ pub struct Shared {
     /// How publishing to and consuming from JetStream are doing (`serve --publish`,
     /// `--subscribe`).
     pub replication: Arc<crate::jetstream::status::Replication>,
+    /// The web view's login sessions (the cookies `POST /login` hands out).
+    pub web_sessions: Arc<web_session::WebSessions>,
+    /// Wrong tokens at `POST /login`, per client address.
+    pub login_throttle: login_throttle::LoginThrottle,
 }
 
 impl AppState {
@@ -236,7 +242,10 @@ pub fn router(state: AppState, bound: SocketAddr) -> Router {
     if let Some(limit) = security.rate_limit {
         inner.push(rate::RateLimiter::new(limit));
     }
-    inner.push(auth::Auth::new(security.token.as_ref()));
+    inner.push(auth::Auth::new(
+        security.token.as_ref(),
+        state.web_sessions.clone(),
+    ));
     inner.push(Arc::new(body_guard::BodyLimits {
         idle_timeout: state.config.body_timeout,
         deadline: state.config.body_deadline,

@@ -22,22 +22,49 @@ pub fn page() -> Response {
 }
 
 /// The login form, `401`: what a browser gets instead of a page when a token is configured
-/// and it has not logged in. `retry`: the last attempt gave a wrong token; the form is shown
-/// again, to go on to that attempt's page (a path of this server) once the token is right.
-pub fn login_page(retry: Option<&str>) -> Response {
+/// and it has not logged in. `again`: why the last attempt failed (a wrong token, `401`; too
+/// many of them, `429` with `Retry-After`); the form is shown again, to go on to that
+/// attempt's page (a path of this server) once the token is right.
+pub fn login_page(again: Option<Again<'_>>) -> Response {
     let mut html = std::str::from_utf8(assets::LOGIN.bytes)
         .expect("login.html is UTF-8")
         .to_string();
-    if let Some(next) = retry {
-        let message = r#"<p class="error" role="alert">That is not this hooklog's token.</p>"#;
-        html = html.replace("<!--message-->", message).replace(
+    let mut status = StatusCode::UNAUTHORIZED;
+    let mut retry_after = None;
+    if let Some(again) = again {
+        let (next, message) = match again {
+            Again::WrongToken { next } => (next, "That is not this hooklog's token.".to_string()),
+            Again::Wait { next, seconds } => {
+                status = StatusCode::TOO_MANY_REQUESTS;
+                retry_after = Some(seconds);
+                let message = format!(
+                    "Too many wrong tokens from this address: wait {seconds} s, then try again."
+                );
+                (next, message)
+            }
+        };
+        let message = format!(r#"<p class="error" role="alert">{message}</p>"#);
+        html = html.replace("<!--message-->", &message).replace(
             r#"id="next" value="/""#,
             &format!(r#"id="next" value="{}""#, escape(next)),
         );
     }
-    let mut response = answer(StatusCode::UNAUTHORIZED, assets::LOGIN);
+    let mut response = answer(status, assets::LOGIN);
     *response.body_mut() = Body::from(html);
+    if let Some(seconds) = retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, seconds.into());
+    }
     response
+}
+
+/// Why the login form is shown again, and the page the form goes on to.
+pub enum Again<'a> {
+    /// The token sent was not this hooklog's.
+    WrongToken { next: &'a str },
+    /// This address sent too many wrong tokens and must wait `seconds`.
+    Wait { next: &'a str, seconds: u64 },
 }
 
 /// Text made safe inside an HTML attribute value.

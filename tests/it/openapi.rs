@@ -14,6 +14,8 @@ const FACTORY: &str = "fs-2f9c41d0-6b1e-4c8a-9e55-0d3b7a1c4e21";
 const PROVEN_ELSEWHERE: &[(&str, &str, &str)] = &[
     // The writer must be failing: tests/it/storage.rs fills the disk.
     ("get", "/health", "503"),
+    // Five wrong tokens first, with a token configured: the_login_form_answers_as_described.
+    ("post", "/login", "429"),
 ];
 
 async fn description(app: &TestApp) -> Value {
@@ -121,7 +123,8 @@ fn is_open(doc: &Value, method: &str, path: &str) -> bool {
 }
 
 /// `POST /login`'s statuses with a token configured: the `401` of a wrong token is the login
-/// form (HTML), the right one is `303` with the cookie.
+/// form (HTML), the right one is `303` with the cookie, and after five wrong ones the form
+/// comes back `429` with `Retry-After`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_login_form_answers_as_described() {
     let app = spawn_app_with(|c| c.security.token = Some(Secret("t".into()))).await;
@@ -156,6 +159,15 @@ async fn the_login_form_answers_as_described() {
     assert!(right.headers().contains_key("set-cookie"));
     assert_eq!(post("next=%2F").await.unwrap().status(), 400);
     assert_eq!(post("token=t&admin=1").await.unwrap().status(), 400);
+    // Five wrong tokens in a row: the form again, 429, with the wait.
+    for _ in 0..5 {
+        assert_eq!(post("token=nope").await.unwrap().status(), 401);
+    }
+    let held = post("token=t").await.unwrap();
+    assert_eq!(held.status(), 429);
+    assert!(held.headers().contains_key("retry-after"));
+    assert!(login["responses"]["429"]["content"]["text/html"].is_object());
+    assert!(login["responses"]["429"]["headers"]["Retry-After"].is_object());
 }
 
 async fn description_with_token(app: &TestApp) -> Value {

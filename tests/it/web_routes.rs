@@ -222,3 +222,136 @@ async fn a_login_sets_a_cookie_that_counts_only_on_the_servers_own_origin() {
             .contains("Max-Age=0")
     );
 }
+
+/// `POST /login` on the real binary at `url`, with `token`, from `client`.
+async fn log_in(client: &reqwest::Client, url: &str, token: &str) -> reqwest::Response {
+    client
+        .post(format!("{url}/login"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("token={token}&next=%2F"))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// `GET /sessions` with `cookie` (`name=value`) and nothing else: its status.
+async fn read_with(client: &reqwest::Client, url: &str, cookie: &str) -> StatusCode {
+    let response = client
+        .get(format!("{url}/sessions"))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    response.status()
+}
+
+/// Issue 44, finding 7: the login cookie was the token's digest: the same at every login,
+/// valid forever, still valid after `/logout`. Now each login is its own random session that
+/// lasts a day (`Max-Age`), `/logout` ends it (and only it), and a restart with another token
+/// ends them all.
+#[tokio::test]
+async fn each_login_is_its_own_expiring_session_that_logout_and_a_restart_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    let server = common::ServerProcess::start_with(&db, "127.0.0.1:0", |c| {
+        c.args(["--token", TOKEN]);
+    });
+    let client = no_redirects();
+    let mut cookies = Vec::new();
+    for _ in 0..2 {
+        let response = log_in(&client, &server.url, TOKEN).await;
+        assert_eq!(response.status(), StatusCode::SEE_OTHER);
+        let set = response.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(set.contains("; Max-Age=86400"), "a day: {set}");
+        let pair = set.split(';').next().unwrap().to_string();
+        let value = pair.strip_prefix("hooklog_session=").unwrap();
+        assert_eq!(value.len(), 64, "{pair}");
+        assert!(!value.contains(TOKEN));
+        cookies.push(pair);
+    }
+    let (first, second) = (&cookies[0], &cookies[1]);
+    assert_ne!(
+        first, second,
+        "each login its own session, not the token's digest"
+    );
+    for cookie in &cookies {
+        assert_eq!(
+            read_with(&client, &server.url, cookie).await,
+            StatusCode::OK
+        );
+    }
+
+    let logout = client
+        .post(format!("{}/logout", server.url))
+        .header("cookie", first)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(logout.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        read_with(&client, &server.url, first).await,
+        StatusCode::UNAUTHORIZED,
+        "a session logged out lets nobody in"
+    );
+    assert_eq!(
+        read_with(&client, &server.url, second).await,
+        StatusCode::OK,
+        "another login stays"
+    );
+
+    drop(server);
+    let server = common::ServerProcess::start_with(&db, "127.0.0.1:0", |c| {
+        c.args(["--token", "another-token"]);
+    });
+    assert_eq!(
+        read_with(&client, &server.url, second).await,
+        StatusCode::UNAUTHORIZED,
+        "a restart with another token ends every session"
+    );
+}
+
+/// Issue 44, finding 7: `/login` took 500 wrong guesses in 0.05 s. Now after five wrong tokens
+/// in a row from one address, its next tries are answered `429` (the login form again, with
+/// `Retry-After`) without the token being looked at, even the right one, until the wait is
+/// over; another address is not held up.
+#[tokio::test]
+async fn wrong_tokens_at_login_make_that_address_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let server =
+        common::ServerProcess::start_with(&dir.path().join("hooklog.db"), "127.0.0.1:0", |c| {
+            c.args(["--token", TOKEN]);
+        });
+    let client = no_redirects();
+    for _ in 0..5 {
+        let wrong = log_in(&client, &server.url, "guess").await;
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    }
+    let held = log_in(&client, &server.url, TOKEN).await;
+    assert_eq!(held.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(held.headers()["retry-after"], "1");
+    assert!(held.headers().get("set-cookie").is_none());
+    assert!(held.text().await.unwrap().contains("wait 1 s"));
+
+    let elsewhere = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address("127.0.0.2".parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap();
+    let other = log_in(&elsewhere, &server.url, TOKEN).await;
+    assert_eq!(other.status(), StatusCode::SEE_OTHER, "another address");
+
+    // Once the wait is over, the right token is looked at again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let again = log_in(&client, &server.url, TOKEN).await;
+        if again.status() == StatusCode::SEE_OTHER {
+            break;
+        }
+        assert_eq!(again.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(std::time::Instant::now() < deadline, "still held");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
