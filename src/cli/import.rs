@@ -2,15 +2,18 @@
 //! `GET /sessions/{id}/export` write it, or seed 003 `FactoryEvent` envelopes) to a database, keeping every event's id, event time,
 //! received time and source; only the positions are new. Idempotent: an event already stored
 //! is counted as a duplicate. Each line is its own request, so one bad line is reported and
-//! the rest still go in; the writer still commits them in large groups.
+//! the rest still go in; the writer still commits them in large groups. A line is held to what
+//! `POST /events` would take (`--body-limit`, `--max-json-depth`, `cli::lines`): a longer or
+//! deeper one is refused by its number, never read whole; the file must be a regular one.
 //!
 //! `hooklog import --claude-projects [DIR]` / `--codex-sessions [DIR]` read transcripts instead
 //! (`cli::transcripts`): each record becomes an event with an id derived from the record, so a
 //! second import, or one of a file that grew, appends only what is new.
 
+use super::lines::{self, Limits, Lines};
 use super::transcripts::{self, Layout};
 use crate::App;
-use crate::config::Config;
+use crate::config::{Config, DEFAULT_BODY_LIMIT, DEFAULT_MAX_JSON_DEPTH};
 use crate::event::NewEvent;
 use crate::ingest::recording;
 use crate::ingest::transcript::Keep;
@@ -43,6 +46,13 @@ pub struct ImportArgs {
     /// SQLite database file (created if missing). The server must not be running on it.
     #[arg(long, env = "HOOKLOG_DB", default_value = "hooklog.db")]
     pub db: PathBuf,
+    /// The longest line a recording may have, in bytes (as `serve --body-limit`); a transcript's
+    /// line may be as long as the follower reads (8 MiB).
+    #[arg(long, env = "HOOKLOG_BODY_LIMIT", default_value_t = DEFAULT_BODY_LIMIT)]
+    pub body_limit: usize,
+    /// The deepest a line may nest JSON (as `serve --max-json-depth`).
+    #[arg(long, env = "HOOKLOG_MAX_JSON_DEPTH", default_value_t = DEFAULT_MAX_JSON_DEPTH)]
+    pub max_json_depth: usize,
 }
 
 /// What an import did.
@@ -64,7 +74,7 @@ impl ImportArgs {
             Layout::ClaudeProjects => transcripts::home(".claude/projects"),
             Layout::CodexSessions => transcripts::home(".codex/sessions"),
         });
-        let mut read = transcripts::read(&dir, layout, self.transcripts)
+        let mut read = transcripts::read(&dir, layout, self.transcripts, self.max_json_depth)
             .with_context(|| format!("reading {}", dir.display()))?;
         let runtime = tokio::runtime::Runtime::new()?;
         let events = std::mem::take(&mut read.events);
@@ -76,8 +86,11 @@ impl ImportArgs {
         for (skip, n) in &read.skipped {
             println!("  skipped {n}: {}", skip.reason());
         }
-        for (file, line, skip) in read.damaged.iter().take(REPORTED) {
-            println!("  {}:{line}: {}", file.display(), skip.reason());
+        for (file, why) in read.refused.iter().take(REPORTED) {
+            println!("  {}: not read: {why}", file.display());
+        }
+        for (file, line, why) in read.damaged.iter().take(REPORTED) {
+            println!("  {}:{line}: {why}", file.display());
         }
         for (line, reason) in report.rejected.iter().take(REPORTED) {
             println!("  event {line} not stored: {reason}");
@@ -86,10 +99,16 @@ impl ImportArgs {
     }
 
     fn run_recording(self) -> anyhow::Result<()> {
-        let file = self.file.expect("clap requires one input");
-        let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+        let path = self.file.expect("clap requires one input");
+        let file =
+            lines::open_regular(&path).with_context(|| format!("reading {}", path.display()))?;
+        let limits = Limits {
+            bytes: self.body_limit,
+            depth: self.max_json_depth,
+        };
         let runtime = tokio::runtime::Runtime::new()?;
-        let report = runtime.block_on(import(Config::for_path(&self.db), &bytes))?;
+        let report =
+            runtime.block_on(import(Config::for_path(&self.db), Lines::new(file, limits)))?;
         println!(
             "imported {}, duplicates {}, rejected {}",
             report.imported,
@@ -112,19 +131,28 @@ impl ImportArgs {
 /// Imports every line of `recording` into the database of `config`, in file order. Lines are
 /// queued one after the other from this one task (so the log keeps the file's order) with up
 /// to 2,048 answers outstanding, which lets the writer group them into large transactions.
-pub async fn import(config: Config, recording: &[u8]) -> anyhow::Result<Report> {
+pub async fn import<R: std::io::BufRead>(
+    config: Config,
+    mut recording: Lines<R>,
+) -> anyhow::Result<Report> {
     let app = App::build(config).await.context("opening the database")?;
     let writer = app.store().writer.clone();
     let mut report = Report::default();
     let mut pending = std::collections::VecDeque::new();
-    for (i, line) in recording.split(|b| *b == b'\n').enumerate() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    while let Some((number, line)) = recording.next_line()? {
+        let line = match line {
+            Ok(line) => line,
+            Err(refused) => {
+                report.rejected.push((number, refused.to_string()));
+                continue;
+            }
+        };
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match recording::parse_line(line) {
-            Ok(events) => pending.push_back((i + 1, writer.enqueue(events).await?)),
-            Err(e) => report.rejected.push((i + 1, e.message)),
+        match recording::parse_line(&line) {
+            Ok(events) => pending.push_back((number, writer.enqueue(events).await?)),
+            Err(e) => report.rejected.push((number, e.message)),
         }
         if pending.len() >= IN_FLIGHT {
             let (line, answer) = pending.pop_front().expect("not empty");

@@ -5,6 +5,7 @@ pub mod export;
 pub mod forwarder;
 pub mod import;
 pub mod install;
+pub mod lines;
 pub mod notify;
 pub mod rebuild;
 pub mod replay;

@@ -2,13 +2,25 @@
 //! the files (Claude Code: `<projects>/<project>/<session>.jsonl` and
 //! `<session>/subagents/agent-<id>.jsonl`; Codex: `rollout-*.jsonl` anywhere under the sessions
 //! folder), parses every line with `ingest::transcript`, and puts each session's records in
-//! time order. Files are read whole: a line still being written (no newline yet) is skipped as
-//! malformed this time and read whole the next.
+//! time order. A line still being written (no newline yet) is skipped as malformed this time
+//! and read whole the next.
+//!
+//! The folder given is the boundary: a file is read only if `follow::trust` would let the
+//! follower read it with the folder as its one root (its real path under the folder, so no
+//! symlink out of it; a regular file, opened without waiting, so no FIFO or device; owned by
+//! this user; one name). Symlinked folders are not entered. A line longer than the follower
+//! reads at once ([`MAX_LINE`]) or nested deeper than `--max-json-depth` is reported by its
+//! number and passed over without being held.
 
+use super::lines::{Limits, Lines};
 use crate::event::NewEvent;
+use crate::follow::trust;
 use crate::ingest::transcript::{self, Keep, Record, Skip, codex};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// The longest transcript line read: as long as the follower reads at once.
+pub const MAX_LINE: usize = crate::follow::chunk::MAX_READ as usize;
 
 /// Which program's folder to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,18 +37,24 @@ pub struct Read {
     pub records: usize,
     /// Lines that became no event, by reason.
     pub skipped: BTreeMap<Skip, usize>,
-    /// Damaged lines, by file and line number (reported one by one).
-    pub damaged: Vec<(PathBuf, usize, Skip)>,
+    /// Damaged lines, by file and line number, and why (reported one by one).
+    pub damaged: Vec<(PathBuf, usize, String)>,
+    /// Files not read, and why (outside the folder, not a regular file, ...).
+    pub refused: Vec<(PathBuf, String)>,
     /// The events, in time order.
     pub events: Vec<NewEvent>,
 }
 
-/// Reads every transcript under `dir`.
-pub fn read(dir: &Path, layout: Layout, keep: Keep) -> std::io::Result<Read> {
-    let mut files = Vec::new();
-    collect(dir, &mut files)?;
-    files.sort();
+/// Reads every transcript under `dir`, lines nested at most `depth` deep.
+pub fn read(dir: &Path, layout: Layout, keep: Keep, depth: usize) -> std::io::Result<Read> {
+    let root = std::fs::canonicalize(dir)?;
     let mut read = Read::default();
+    let mut files = BTreeSet::new();
+    collect(&root, &root, &mut files, &mut read.refused)?;
+    let limits = Limits {
+        bytes: MAX_LINE,
+        depth,
+    };
     let mut records = Vec::new();
     for file in files {
         let agent = match layout {
@@ -44,23 +62,30 @@ pub fn read(dir: &Path, layout: Layout, keep: Keep) -> std::io::Result<Read> {
             Layout::CodexSessions if !codex::is_rollout(&file) => continue,
             Layout::CodexSessions => None,
         };
-        let bytes = match std::fs::read(&file) {
-            Ok(bytes) => bytes,
+        let mut lines = match trust::open(&file) {
+            Ok(opened) => Lines::new(opened, limits),
             Err(e) => {
-                tracing::warn!(file = %file.display(), error = %e, "transcript not readable");
+                read.refused.push((file, e.to_string()));
                 continue;
             }
         };
         read.files += 1;
         let mut reader = codex::Reader::default();
-        for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
+        while let Some((number, line)) = lines.next_line()? {
+            let line = match line {
+                Ok(line) => line,
+                Err(refused) => {
+                    read.damaged
+                        .push((file.clone(), number, refused.to_string()));
+                    continue;
+                }
+            };
             if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             let parsed = match layout {
-                Layout::ClaudeProjects => transcript::claude::parse(line, agent.as_deref(), keep),
-                Layout::CodexSessions => reader.line(line, keep),
+                Layout::ClaudeProjects => transcript::claude::parse(&line, agent.as_deref(), keep),
+                Layout::CodexSessions => reader.line(&line, keep),
             };
             match parsed {
                 Ok(Some(record)) => records.push(record),
@@ -68,7 +93,8 @@ pub fn read(dir: &Path, layout: Layout, keep: Keep) -> std::io::Result<Read> {
                 Err(skip) => {
                     *read.skipped.entry(skip).or_default() += 1;
                     if skip.is_error() {
-                        read.damaged.push((file.clone(), i + 1, skip));
+                        read.damaged
+                            .push((file.clone(), number, skip.reason().to_string()));
                     }
                 }
             }
@@ -80,14 +106,29 @@ pub fn read(dir: &Path, layout: Layout, keep: Keep) -> std::io::Result<Read> {
     Ok(read)
 }
 
-/// Every `.jsonl` file under `dir`, at any depth.
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+/// The real path of every `.jsonl` file under `dir` (itself under `root`, real) that the
+/// follower would read with `root` as its one root; the others in `refused`, with why.
+/// Folders are entered only as themselves, not through a symlink.
+fn collect(
+    root: &Path,
+    dir: &Path,
+    out: &mut BTreeSet<PathBuf>,
+    refused: &mut Vec<(PathBuf, String)>,
+) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            collect(&path, out)?;
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            collect(root, &path, out, refused)?;
         } else if path.extension().is_some_and(|e| e == "jsonl") {
-            out.push(path);
+            match trust::screen(&path, &[root.to_path_buf()]) {
+                Ok(Some(real)) => {
+                    out.insert(real);
+                }
+                // Gone since it was listed, or a symlink to nothing.
+                Ok(None) => {}
+                Err(why) => refused.push((path, why.as_str().to_string())),
+            }
         }
     }
     Ok(())
@@ -122,7 +163,7 @@ mod tests {
     #[test]
     fn the_claude_fixture_reads_main_and_subagent_records_and_reports_the_cut_line() {
         let dir = Path::new(FIXTURES).join("claude/projects");
-        let read = read(&dir, Layout::ClaudeProjects, Keep::Metadata).unwrap();
+        let read = read(&dir, Layout::ClaudeProjects, Keep::Metadata, 64).unwrap();
         assert_eq!(read.files, 2);
         // 10 records in the session file (its summary is not kept, its last line is cut), 4
         // in the subagent's.
@@ -150,7 +191,7 @@ mod tests {
     #[test]
     fn the_codex_fixture_reads_its_prompt_tool_call_and_token_counts() {
         let dir = Path::new(FIXTURES).join("codex/sessions");
-        let read = read(&dir, Layout::CodexSessions, Keep::Metadata).unwrap();
+        let read = read(&dir, Layout::CodexSessions, Keep::Metadata, 64).unwrap();
         assert_eq!(read.files, 1);
         // A prompt, a tool call, three token counts (one a repeat).
         assert_eq!(read.records, 5);

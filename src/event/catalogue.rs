@@ -129,6 +129,9 @@ pub const TRANSCRIPT_EVENTS: &[&str] = &[
     "TranscriptRefused",
 ];
 
+/// What the JetStream aggregator refused or renamed (`jetstream::check`, source `replication`).
+pub const REPLICATION_EVENTS: &[&str] = &["StreamMessageFlagged"];
+
 const GROUPS: &[&[&str]] = &[
     HOOK_EVENTS,
     COMPATIBILITY_TYPES,
@@ -136,6 +139,7 @@ const GROUPS: &[&[&str]] = &[
     COORDINATION_EVENTS,
     FACTORY_EVENTS,
     TRANSCRIPT_EVENTS,
+    REPLICATION_EVENTS,
 ];
 
 /// Whether the catalogue knows this type (exact, case-sensitive match).
@@ -144,16 +148,17 @@ pub fn is_known(event_type: &str) -> bool {
 }
 
 /// The catalogue group a type belongs to (`hook`, `compatibility`, `normalized`,
-/// `coordination`, `factory`, `transcript`), or `unknown`: a label of bounded cardinality for metrics,
-/// where the type itself is whatever a client sent.
+/// `coordination`, `factory`, `transcript`, `replication`), or `unknown`: a label of bounded
+/// cardinality for metrics, where the type itself is whatever a client sent.
 pub fn family(event_type: &str) -> &'static str {
-    const NAMES: [&str; 6] = [
+    const NAMES: [&str; 7] = [
         "hook",
         "compatibility",
         "normalized",
         "coordination",
         "factory",
         "transcript",
+        "replication",
     ];
     GROUPS
         .iter()

@@ -16,16 +16,19 @@ pub enum Source {
     Coordination,
     /// A line of an agent's transcript file.
     Transcript,
+    /// What the JetStream aggregator refused or renamed (`jetstream::check`).
+    Replication,
 }
 
 impl Source {
-    pub const ALL: [Source; 6] = [
+    pub const ALL: [Source; 7] = [
         Source::Api,
         Source::Hook,
         Source::Normalized,
         Source::Factory,
         Source::Coordination,
         Source::Transcript,
+        Source::Replication,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -36,6 +39,7 @@ impl Source {
             Source::Factory => "factory",
             Source::Coordination => "coordination",
             Source::Transcript => "transcript",
+            Source::Replication => "replication",
         }
     }
 

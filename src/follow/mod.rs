@@ -26,8 +26,8 @@
 //! opened, and one `TranscriptRefused` event records it (its projection raises one
 //! `transcript_refused` alert per path and reason).
 
-mod chunk;
-mod trust;
+pub mod chunk;
+pub mod trust;
 mod watch;
 
 use crate::event::NewEvent;
@@ -296,11 +296,13 @@ fn agent_of(path: &Path) -> Option<&str> {
 async fn append(store: &Arc<Store>, mut events: Vec<NewEvent>) -> anyhow::Result<()> {
     loop {
         let ids: Vec<String> = events.iter().map(|e| e.event_id.clone()).collect();
-        let stored = store.read(move |conn| read::stored_ids(conn, &ids)).await?;
+        let stored = store
+            .read(move |conn| read::stored_origins(conn, &ids))
+            .await?;
         let last = events.len() - 1;
         let mut index = 0;
         events.retain(|event| {
-            let keep = index == last || !stored.contains(&event.event_id);
+            let keep = index == last || !stored.contains_key(&event.event_id);
             index += 1;
             keep
         });

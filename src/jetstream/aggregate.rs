@@ -13,9 +13,10 @@
 //! whenever a connection begins, and a message that is not the next one in the stream ends the
 //! connection (the next one starts again from the position).
 
+use super::check::{self, Flagged, Refusal, Rename};
 use super::status::{self, Link, Replication};
 use super::{BACKOFF_START, Subscription, connect, ensure_stream, next_backoff, still_connected};
-use crate::ingest::canonical;
+use crate::event::NewEvent;
 use crate::store::{AppendError, Position, Store, read};
 use async_nats::jetstream::consumer::{AckPolicy, DeliverPolicy, pull};
 use async_nats::jetstream::stream::ConsumerErrorKind;
@@ -194,30 +195,97 @@ impl Aggregator {
     }
 
     /// Appends `messages` in order, then acknowledges each after its commit. True when the
-    /// writer has stopped (shutdown).
+    /// writer has stopped (shutdown). Each message is screened first (`check`): one refused is
+    /// recorded by a notice event, then terminated; an event whose id another origin holds is
+    /// stored under its origin's name for it, with a notice in the same request.
     async fn append(&self, messages: &[Message]) -> Result<bool, Failure> {
+        let screened: Vec<Result<NewEvent, Refusal>> = messages
+            .iter()
+            .map(|m| check::screen(&m.subject, &m.payload))
+            .collect();
+        let ids: Vec<String> = screened
+            .iter()
+            .filter_map(|s| s.as_ref().ok().map(|e| e.event_id.clone()))
+            .collect();
+        // Which origin holds each id: stored, or taken by an earlier message of this batch.
+        let mut held = self
+            .store
+            .read(move |conn| read::stored_origins(conn, &ids))
+            .await?;
+        let stream = &self.source.target.stream;
         // Queued one after the other from this task, so appended in the stream's order.
         let mut answers = Vec::with_capacity(messages.len());
-        for message in messages {
-            answers.push(match canonical::parse(&message.payload, false) {
-                Ok(events) => Ok(self.store.writer.enqueue(events).await),
-                Err(invalid) => Err(format!("not an event: {invalid}")),
-            });
+        for (message, screened) in messages.iter().zip(screened) {
+            let flagged = Flagged {
+                stream,
+                stream_sequence: message.info()?.stream_sequence,
+                subject: &message.subject,
+                claimed: None,
+            };
+            let (events, refusal) = match screened {
+                Err(refusal) => (vec![check::refused(&flagged, &refusal)], Some(refusal)),
+                Ok(mut event) => {
+                    let origin = event.origin.clone().unwrap_or_default();
+                    let flagged = Flagged {
+                        claimed: Some((&event.event_id, &origin)),
+                        ..flagged
+                    };
+                    let rename = match held.get(&event.event_id) {
+                        _ if check::names_another_origin(&event.event_id, &origin) => {
+                            Some(Rename::NamesAnotherOrigin)
+                        }
+                        Some(holder) if *holder != origin => Some(Rename::HeldBy(holder.clone())),
+                        Some(_) => None,
+                        None => {
+                            held.insert(event.event_id.clone(), origin.clone());
+                            None
+                        }
+                    };
+                    match rename {
+                        Some(why) => {
+                            let own = check::own_id(&event.event_id, &origin);
+                            let notice = check::renamed(&flagged, &own, &why);
+                            event.event_id = own;
+                            (vec![event, notice], None)
+                        }
+                        None => (vec![event], None),
+                    }
+                }
+            };
+            answers.push((refusal, self.store.writer.enqueue(events).await));
         }
-        for (message, answer) in messages.iter().zip(answers) {
-            let outcome = match answer {
-                Ok(Ok(reply)) => match reply.await.unwrap_or(Err(AppendError::Stopped)) {
-                    Ok(appended) => Outcome::Appended {
+        for (message, (refusal, answer)) in messages.iter().zip(answers) {
+            let Ok(reply) = answer else { return Ok(true) };
+            let outcome = match reply.await.unwrap_or(Err(AppendError::Stopped)) {
+                Ok(appended) => match refusal {
+                    Some(refusal) => Outcome::Refused(refusal.message()),
+                    None => Outcome::Appended {
                         duplicates: appended.iter().filter(|a| a.duplicate).count() as u64,
                     },
-                    Err(AppendError::Stopped) => Outcome::Stopped,
-                    // Not acknowledged: consumed again from the position when the database
-                    // takes writes again.
-                    Err(AppendError::Storage(e)) => return Err(e.into()),
-                    Err(conflict) => Outcome::Refused(conflict.to_string()),
                 },
-                Ok(Err(_)) => Outcome::Stopped,
-                Err(invalid) => Outcome::Refused(invalid),
+                Err(AppendError::Stopped) => Outcome::Stopped,
+                // Not acknowledged: consumed again from the position when the database
+                // takes writes again.
+                Err(AppendError::Storage(e)) => return Err(e.into()),
+                // Its id is stored with other content: recorded, then refused.
+                Err(conflict) => {
+                    let refusal = Refusal::Conflict(conflict.to_string());
+                    let flagged = Flagged {
+                        stream,
+                        stream_sequence: message.info()?.stream_sequence,
+                        subject: &message.subject,
+                        claimed: None,
+                    };
+                    let notice = check::refused(&flagged, &refusal);
+                    match self.store.writer.enqueue(vec![notice]).await {
+                        Err(_) => Outcome::Stopped,
+                        Ok(reply) => match reply.await.unwrap_or(Err(AppendError::Stopped)) {
+                            Ok(_) => Outcome::Refused(refusal.message()),
+                            Err(AppendError::Storage(e)) => return Err(e.into()),
+                            Err(_) => Outcome::Stopped,
+                        },
+                    }
+                }
             };
             match outcome {
                 Outcome::Appended { duplicates } => {
@@ -242,7 +310,8 @@ impl Aggregator {
             .await?)
     }
 
-    /// Terminates a message that can never be appended, so it is not delivered again.
+    /// Terminates a message that can never be appended, so it is not delivered again (its
+    /// notice is committed already).
     async fn refuse(&self, message: &Message, why: String) -> Result<(), Failure> {
         tracing::error!(subject = %message.subject, why, "refused a message from the stream");
         message.ack_with(AckKind::Term).await?;

@@ -5,18 +5,21 @@
 //! anything itself.
 //!
 //! - [`publish`]: the log is the outbox. A task reads committed events after the last position
-//!   JetStream acknowledged (the `published` table), publishes each with `Nats-Msg-Id` = its
-//!   event id, waits for the acks, and records the new position through the writer. Ingest
-//!   never waits for it; while NATS is away it retries, and resumes where it stopped.
+//!   JetStream acknowledged (the `published` table), publishes each with a `Nats-Msg-Id` made
+//!   from its content ([`message_id`]), waits for the acks, and records the new position through
+//!   the writer. Ingest never waits for it; while NATS is away it retries, and resumes where it
+//!   stopped.
 //! - [`aggregate`]: a durable pull consumer hands each message to the writer's ordinary
 //!   append path (id, origin and times kept) and acknowledges it only after the commit. A
-//!   redelivered message is a duplicate by event id, not a second row.
+//!   redelivered message is a duplicate by event id, not a second row. [`check`]: what it
+//!   believes of a message (its origin is its subject's; ids are an origin's own).
 //! - [`status`]: how both are doing, for `/health`, `/stats` and `/metrics`.
 //!
 //! Not to be confused with `http::origin`, the browser `Origin` header check: an event's
 //! `origin` names the hooklog that first stored it.
 
 pub mod aggregate;
+pub mod check;
 pub mod publish;
 pub mod status;
 
@@ -91,6 +94,25 @@ pub fn start(
 /// token (`.`, `*`, `>` and white space become `_`).
 pub fn subject(origin: &str, event_type: &str) -> String {
     format!("{SUBJECT_PREFIX}.{}.{}", token(origin), token(event_type))
+}
+
+/// The `Nats-Msg-Id` of a message: the SHA-256 of its subject and body, in hex. JetStream drops
+/// a second message with an id it saw within its duplicate window, whatever its subject; an id
+/// made from the content cannot be taken by a publisher that does not already hold that content
+/// (an event id can: it may be known, or chosen, before the event is published). A message
+/// published again carries the same id (its body is its stored event's recording line).
+pub fn message_id(subject: &str, body: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    use std::fmt::Write;
+    let digest = Sha256::new()
+        .chain_update(subject.as_bytes())
+        .chain_update(b"\n")
+        .chain_update(body)
+        .finalize();
+    digest.iter().fold(String::with_capacity(64), |mut hex, b| {
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
 }
 
 fn token(part: &str) -> String {

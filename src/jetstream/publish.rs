@@ -1,13 +1,15 @@
 //! The publisher: the log is the outbox. Committed events are read after the last position
-//! JetStream acknowledged, published in sequence order with `Nats-Msg-Id` = the event id and
-//! the event's recording line (hooklog's envelope, with `origin` and `receivedAt`) as the
-//! body, and the position moves only once every ack up to it has come back. Ingest never waits
+//! JetStream acknowledged, published in sequence order with `Nats-Msg-Id` = a digest of the
+//! subject and body (`super::message_id`) and the event's recording line (hooklog's envelope,
+//! with `origin` and `receivedAt`) as the body, and the position moves only once every ack up
+//! to it has come back. Ingest never waits
 //! for this task: while NATS is away the events wait in the log, and the task retries with
 //! backoff and resumes at the recorded position (a restart included).
 
 use super::status::{self, Link, Replication};
 use super::{
-    BACKOFF_START, Target, connect, ensure_stream, next_backoff, still_connected, subject,
+    BACKOFF_START, Target, connect, ensure_stream, message_id, next_backoff, still_connected,
+    subject,
 };
 use crate::event::StoredEvent;
 use crate::store::{Position, Store, read};
@@ -156,13 +158,12 @@ impl Publisher {
             self.status.update_publishing(|p| p.oldest_pending = first);
             let mut acks: Vec<PublishAckFuture> = Vec::with_capacity(page.events.len());
             for event in &page.events {
+                let subject = subject(&event.origin, &event.event_type);
+                let body = event.record_json();
                 let message = PublishMessage::build()
-                    .payload(event.record_json().into())
-                    .message_id(&event.event_id);
-                acks.push(
-                    js.send_publish(subject(&event.origin, &event.event_type), message)
-                        .await?,
-                );
+                    .message_id(message_id(&subject, body.as_bytes()))
+                    .payload(body.into());
+                acks.push(js.send_publish(subject, message).await?);
             }
             let count = acks.len() as u64;
             for ack in acks {

@@ -3,7 +3,7 @@
 //! alert is acknowledged: a new event name from a future agent version is one alert, not one
 //! per event. Other projections raise their own kinds through [`raise`] (`missing_hero`,
 //! `lineage_degraded`); `transcript_refused` is raised here too, once per path and reason
-//! until acknowledged.
+//! until acknowledged, and `stream_message_flagged` once per subject and reason.
 
 use crate::event::{StoredEvent, catalogue};
 use rusqlite::{Connection, params};
@@ -78,6 +78,42 @@ pub fn transcript_refused(
     );
     let details = json!({ "path": path, "reason": reason });
     raise(conn, TRANSCRIPT_REFUSED, event, &message, &details)
+}
+
+pub const STREAM_MESSAGE_FLAGGED: &str = "stream_message_flagged";
+
+/// `StreamMessageFlagged`: the aggregator refused a message of the stream (its origin is not
+/// its subject's, it is not an event, ...) or stored an event under its origin's name for its
+/// id (another origin holds the id). One alert per subject and reason until it is acknowledged.
+pub fn stream_message_flagged(
+    conn: &Connection,
+    event: &StoredEvent,
+    view: &crate::projection::view::View,
+) -> rusqlite::Result<()> {
+    let (subject, reason) = (view.text("subject"), view.text("reason"));
+    if standing(
+        conn,
+        STREAM_MESSAGE_FLAGGED,
+        ("subject", subject),
+        ("reason", reason),
+    )? {
+        return Ok(());
+    }
+    let message = format!(
+        "a message on {} (stream {}, sequence {}): {}",
+        subject.unwrap_or(""),
+        view.text("stream").unwrap_or(""),
+        view.int("streamSequence").unwrap_or_default(),
+        view.text("message").unwrap_or(reason.unwrap_or("flagged"))
+    );
+    let details = json!({
+        "subject": subject,
+        "reason": reason,
+        "eventId": view.text("eventId"),
+        "origin": view.text("origin"),
+        "storedAs": view.text("storedAs"),
+    });
+    raise(conn, STREAM_MESSAGE_FLAGGED, event, &message, &details)
 }
 
 /// `alert_acknowledged`: marks the alert it names acknowledged, at the event's time. An alert

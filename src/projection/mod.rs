@@ -78,6 +78,7 @@ pub enum Parsed {
     Coordination(View),
     Factory(factory::Parts),
     Transcript(View),
+    Replication(View),
     Other,
 }
 
@@ -89,6 +90,7 @@ impl Parsed {
             Some(Source::Coordination) => Parsed::Coordination(View::parse(&event.payload)),
             Some(Source::Factory) => Parsed::Factory(factory::Parts::parse(&event.payload)),
             Some(Source::Transcript) => Parsed::Transcript(View::parse(&event.payload)),
+            Some(Source::Replication) => Parsed::Replication(View::parse(&event.payload)),
             Some(Source::Api) | None => Parsed::Other,
         }
     }
@@ -217,7 +219,9 @@ pub fn apply_agents(
                 tables.changes(row)?;
             }
         }
-        Parsed::Other => tables.session(event, &sessions::Facts::default())?,
+        Parsed::Replication(_) | Parsed::Other => {
+            tables.session(event, &sessions::Facts::default())?
+        }
     }
     Ok(effects)
 }
@@ -250,6 +254,11 @@ pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> ru
             transcript::REFUSED => alerts::transcript_refused(conn, event, view)?,
             _ => usage::apply(conn, event, view)?,
         },
+        Parsed::Replication(view) => {
+            if event.event_type == crate::jetstream::check::NOTICE {
+                alerts::stream_message_flagged(conn, event, view)?;
+            }
+        }
         Parsed::Other => accounts::apply(conn, event)?,
         Parsed::Hook(view) => permissions::apply_hook(conn, event, view)?,
         Parsed::Normalized(_) => {}

@@ -25,16 +25,16 @@ pub fn event_by_id(conn: &Connection, event_id: &str) -> rusqlite::Result<Option
     .optional()
 }
 
-/// Which of `ids` are stored (one indexed lookup each).
-pub fn stored_ids(
+/// The origin each of `ids` is stored with, for those stored (one indexed lookup each).
+pub fn stored_origins(
     conn: &Connection,
     ids: &[String],
-) -> rusqlite::Result<std::collections::HashSet<String>> {
-    let mut statement = conn.prepare_cached("SELECT 1 FROM events WHERE event_id = ?1")?;
-    let mut stored = std::collections::HashSet::new();
+) -> rusqlite::Result<std::collections::HashMap<String, String>> {
+    let mut statement = conn.prepare_cached("SELECT origin FROM events WHERE event_id = ?1")?;
+    let mut stored = std::collections::HashMap::new();
     for id in ids {
-        if statement.exists([id])? {
-            stored.insert(id.clone());
+        if let Some(origin) = statement.query_row([id], |r| r.get(0)).optional()? {
+            stored.insert(id.clone(), origin);
         }
     }
     Ok(stored)

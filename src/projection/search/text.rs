@@ -96,9 +96,10 @@ pub fn text_of(event: &StoredEvent, parsed: &Parsed) -> Option<String> {
     }
     let mut text = Text::default();
     match parsed {
-        Parsed::Hook(view) | Parsed::Normalized(view) | Parsed::Transcript(view) => {
-            text.walk(view.fields(), &[], 0)
-        }
+        Parsed::Hook(view)
+        | Parsed::Normalized(view)
+        | Parsed::Transcript(view)
+        | Parsed::Replication(view) => text.walk(view.fields(), &[], 0),
         Parsed::Coordination(view) => text.walk(view.fields(), COORDINATION_KEYS, 0),
         Parsed::Factory(parts) => {
             text.walk(&parts.context, &[], 0);
