@@ -130,7 +130,10 @@ pub const TRANSCRIPT_EVENTS: &[&str] = &[
 ];
 
 /// What the JetStream aggregator refused or renamed (`jetstream::check`, source `replication`).
-pub const REPLICATION_EVENTS: &[&str] = &["StreamMessageFlagged"];
+pub const STREAM_MESSAGE_FLAGGED: &str = "StreamMessageFlagged";
+
+/// The events of source `replication`.
+pub const REPLICATION_EVENTS: &[&str] = &[STREAM_MESSAGE_FLAGGED];
 
 const GROUPS: &[&[&str]] = &[
     HOOK_EVENTS,

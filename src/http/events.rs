@@ -80,6 +80,8 @@ pub struct EventsQuery {
     after_sequence: Option<i64>,
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
+    /// Only this session's events (`sessionId` is accepted too).
+    #[serde(alias = "sessionId")]
     session: Option<String>,
     #[serde(rename = "type")]
     event_type: Option<String>,

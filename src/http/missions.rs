@@ -22,6 +22,8 @@ pub struct MissionsQuery {
     #[param(schema_with = mission_states)]
     state: Option<String>,
     hero_id: Option<String>,
+    /// Only this session's missions (`sessionId` is accepted too).
+    #[serde(rename = "session", alias = "sessionId")]
     session_id: Option<String>,
     parent_mission_id: Option<String>,
     #[param(minimum = 1, maximum = 1000)]
@@ -116,6 +118,8 @@ pub async fn one(
 #[into_params(parameter_in = Query)]
 pub struct ToolUsesQuery {
     mission_id: Option<String>,
+    /// Only this session's tool uses (`sessionId` is accepted too).
+    #[serde(rename = "session", alias = "sessionId")]
     session_id: Option<String>,
     #[param(schema_with = tool_use_states)]
     status: Option<String>,
@@ -140,7 +144,7 @@ pub struct ToolUseList {
         (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
     )
 )]
-/// `GET /tool-uses?missionId=&sessionId=&status=`: in the order they started.
+/// `GET /tool-uses?missionId=&session=&status=`: in the order they started.
 pub async fn list_tool_uses(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ToolUsesQuery>,

@@ -46,7 +46,8 @@ pub struct SearchQuery {
     /// `words` (default) or `fts`.
     #[param(schema_with = modes)]
     mode: Option<String>,
-    /// Only this session's events.
+    /// Only this session's events (`sessionId` is accepted too).
+    #[serde(alias = "sessionId")]
     session: Option<String>,
     /// Only events of this type.
     #[serde(rename = "type")]

@@ -20,7 +20,7 @@ use crate::event::{NewEvent, Source};
 use serde_json::json;
 
 /// The event that records what the aggregator refused or renamed (source `replication`).
-pub const NOTICE: &str = "StreamMessageFlagged";
+pub const NOTICE: &str = crate::event::catalogue::STREAM_MESSAGE_FLAGGED;
 
 /// Namespace of the notices' UUIDv5 event ids (a fixed random UUID).
 const NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x7c2d_91a4_5e3b_4f08_b6d1_0a9e_44c7_2f15);

@@ -1,7 +1,7 @@
 //! The `WHERE` clause of a list route: one `column = ?n` term for each filter given, and none
 //! for a filter left out. A term written `(?1 IS NULL OR column = ?1)` works for both, but it
 //! hides the column from SQLite's planner, which then scans the whole table (every tool use of
-//! the log, sorted, for `GET /tool-uses?sessionId=...`) instead of searching its index.
+//! the log, sorted, for `GET /tool-uses?session=...`) instead of searching its index.
 
 use rusqlite::types::Value;
 

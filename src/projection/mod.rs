@@ -30,7 +30,7 @@ pub mod transcript_files;
 pub mod usage;
 pub mod view;
 
-use crate::event::{Source, StoredEvent};
+use crate::event::{Source, StoredEvent, catalogue};
 use crate::ingest::transcript;
 use rusqlite::{Connection, OptionalExtension};
 use sessions::SessionState;
@@ -255,7 +255,7 @@ pub fn apply_rest(conn: &Connection, event: &StoredEvent, parsed: &Parsed) -> ru
             _ => usage::apply(conn, event, view)?,
         },
         Parsed::Replication(view) => {
-            if event.event_type == crate::jetstream::check::NOTICE {
+            if event.event_type == catalogue::STREAM_MESSAGE_FLAGGED {
                 alerts::stream_message_flagged(conn, event, view)?;
             }
         }

@@ -178,3 +178,73 @@ async fn health_reports_the_head_and_unknown_routes_are_json_404s() {
         "method_not_allowed"
     );
 }
+
+/// One spelling of a session filter on every route, its other name accepted; an empty value is
+/// an absent parameter (issue 42).
+#[tokio::test]
+async fn a_session_filter_is_session_on_every_route_and_an_empty_parameter_is_absent() {
+    let app = spawn_app().await;
+    seed(&app).await;
+    for session in ["a", "b"] {
+        let start = json!({"hook_event_name": "SessionStart", "session_id": session,
+                           "source": "startup"});
+        assert_eq!(app.post_hook("/event", &start).await.0, StatusCode::OK);
+        let prompt = json!({"hook_event_name": "UserPromptSubmit", "session_id": session,
+                            "prompt": "list the files"});
+        assert_eq!(app.post_hook("/event", &prompt).await.0, StatusCode::OK);
+    }
+    for (session, call) in [("a", "t1"), ("b", "t2"), ("b", "t3")] {
+        let body = json!({"hook_event_name": "PreToolUse", "session_id": session,
+                          "tool_name": "Bash", "tool_use_id": call,
+                          "tool_input": {"command": "ls"}});
+        assert_eq!(app.post_hook("/event", &body).await.0, StatusCode::OK);
+    }
+    // (route, the list's key, how many rows session b has)
+    let routes = [
+        ("/events?limit=1000&", "events", 24),
+        ("/tool-uses?", "toolUses", 2),
+        ("/missions?", "missions", 1),
+        ("/permission-requests?", "permissionRequests", 0),
+    ];
+    for (route, key, n) in routes {
+        let (status, all) = app.get(route).await;
+        assert_eq!(status, StatusCode::OK, "{route}: {all}");
+        let (status, b) = app.get(&format!("{route}session=b")).await;
+        assert_eq!(status, StatusCode::OK, "{route}: {b}");
+        assert_eq!(b[key].as_array().unwrap().len(), n, "{route}session=b: {b}");
+        if n > 0 {
+            assert!(b[key].as_array().unwrap().len() < all[key].as_array().unwrap().len());
+        }
+        let (status, other) = app.get(&format!("{route}sessionId=b")).await;
+        assert_eq!(status, StatusCode::OK, "{route}: {other}");
+        assert_eq!(
+            other[key], b[key],
+            "{route}: sessionId is session's other name"
+        );
+        // Blank: the same as not given.
+        let (status, blank) = app.get(&format!("{route}session=")).await;
+        assert_eq!(status, StatusCode::OK, "{route}: {blank}");
+        assert_eq!(blank[key], all[key], "{route}session= is no filter");
+    }
+    for route in ["/search?q=ls&sessionId=b", "/usage?sessionId=b"] {
+        assert_eq!(app.get(route).await.0, StatusCode::OK, "{route}");
+    }
+    // The parameters schemathesis found answered 400 when empty.
+    assert_eq!(app.get("/search?q=ls&cursor=").await.0, StatusCode::OK);
+    assert_eq!(app.get("/usage?since=").await.0, StatusCode::OK);
+    // Only a blank value is dropped: `kind==` asks for the kind "=", which has no alerts.
+    let made_up = json!({"type": "made_up", "sessionId": "a", "payload": {}});
+    assert_eq!(app.post_json(&made_up).await.0, StatusCode::OK);
+    let (_, alerts) = app.get("/alerts").await;
+    assert!(!alerts["alerts"].as_array().unwrap().is_empty(), "{alerts}");
+    let (status, none) = app.get("/alerts?kind==").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(none["alerts"], json!([]));
+    // A required parameter left blank is missing.
+    let (status, body) = app.get("/sessions/a/projections?until=").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    // A blank among others: the others still count.
+    let (status, page) = app.get("/events?session=&limit=5&type=").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(page["events"].as_array().unwrap().len(), 5);
+}

@@ -94,8 +94,8 @@ export async function board(main, status) {
     const enc = encodeURIComponent(id);
     const [session, own, tools] = await Promise.all([
       get(`/sessions/${enc}`).catch(() => null),
-      get(`/missions?sessionId=${enc}&limit=50`),
-      get(`/tool-uses?sessionId=${enc}&status=running&limit=100`),
+      get(`/missions?session=${enc}&limit=50`),
+      get(`/tool-uses?session=${enc}&status=running&limit=100`),
     ]);
     if (asked.get(id) !== n) return;
     if (session) model.sessions.set(id, session);

@@ -83,7 +83,7 @@ export async function session(main, id, status) {
   const refresh = coalesce(300, async () => {
     const [one, own, raised] = await Promise.all([
       get(`/sessions/${enc}`).catch(() => null),
-      get(`/missions?sessionId=${enc}&limit=1000`),
+      get(`/missions?session=${enc}&limit=1000`),
       get("/alerts?limit=1000"),
     ]);
     drawFacts(facts, one);
