@@ -175,7 +175,7 @@ pub async fn stream(
     let keepalive = state.config.keepalive;
     let mut shutdown = state.shutdown.clone();
     let body = async_stream::stream! {
-        yield Ok::<Bytes, StoreError>(Bytes::from_static(b"retry: 1000\n\n"));
+        yield Ok::<Bytes, StoreError>(Bytes::from(format!("retry: {}\n\n", streams::RETRY.as_millis())));
         if let Some(gap) = gap {
             yield Ok(gap);
         }

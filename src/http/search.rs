@@ -4,7 +4,7 @@
 use super::AppState;
 use super::error::ApiError;
 use super::events::page_limit_or;
-use super::extract::ApiQuery;
+use super::extract::{ApiQuery, blank_is_absent};
 use crate::event::time;
 use crate::http::openapi::schemas;
 use crate::ingest::InvalidRequest;
@@ -59,8 +59,10 @@ pub struct SearchQuery {
     origin: Option<String>,
     /// Only events whose time is at or after this: an RFC 3339 time, or an age (`7d`, `12h`,
     /// `90m`).
+    #[serde(default, deserialize_with = "blank_is_absent")]
     since: Option<String>,
     /// Only events whose time is before this (same forms as `since`).
+    #[serde(default, deserialize_with = "blank_is_absent")]
     until: Option<String>,
     /// `newest` (default): highest sequence first. `rank`: best match first (bm25).
     #[param(schema_with = orders)]
@@ -68,6 +70,7 @@ pub struct SearchQuery {
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
     /// The `nextCursor` of the page before, with the same query.
+    #[serde(default, deserialize_with = "blank_is_absent")]
     cursor: Option<String>,
 }
 

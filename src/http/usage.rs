@@ -3,7 +3,7 @@
 
 use super::AppState;
 use super::error::ApiError;
-use super::extract::ApiQuery;
+use super::extract::{ApiQuery, blank_is_absent};
 use super::search::moment;
 use crate::projection::cost::{self, Group};
 use crate::projection::usage::{self, By, Filter};
@@ -22,11 +22,13 @@ pub struct UsageQuery {
     #[param(schema_with = bys)]
     by: Option<String>,
     /// Only calls at or after this time: an RFC 3339 time, or an age (`7d`, `12h`).
+    #[serde(default, deserialize_with = "blank_is_absent")]
     since: Option<String>,
     /// Only this session's calls (`sessionId` is accepted too).
     #[serde(alias = "sessionId")]
     session: Option<String>,
     /// The UTC offset days are counted in (`+02:00`, `-0530`, `Z`); UTC by default.
+    #[serde(default, deserialize_with = "blank_is_absent")]
     tz: Option<String>,
 }
 

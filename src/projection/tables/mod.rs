@@ -1,5 +1,5 @@
 //! Where the session, hero, mission and tool-use projections keep their rows while events are
-//! applied. The projection logic (`sessions`, `hook`) is written once, against [`Tables`]:
+//! applied. The projection logic (`sessions`, `agent`) is written once, against [`Tables`]:
 //!
 //! - [`Live`] reads and writes the SQL tables at once: the writer uses it, so every event's
 //!   changes are in its own transaction.
