@@ -11,9 +11,26 @@ pub fn new_random_id() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
+/// `bytes` in lower-case hex, two digits a byte (digests and random ids).
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_is_two_lower_case_digits_a_byte() {
+        assert_eq!(hex(&[0x00, 0x0f, 0xa0, 0xff]), "000fa0ff");
+        assert_eq!(hex(&[]), "");
+    }
 
     #[test]
     fn generated_ids_are_version_7_and_sort_in_creation_order() {

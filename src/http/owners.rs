@@ -20,10 +20,7 @@ use sha2::{Digest, Sha256};
 
 /// The hex SHA-256 of a relay token: what is stored and compared, never the token.
 pub fn token_hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::event::id::hex(&Sha256::digest(token.as_bytes()))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

@@ -9,7 +9,6 @@
 
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, VecDeque};
-use std::fmt::Write;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -37,10 +36,7 @@ impl WebSessions {
     pub fn open(&self, now: Instant) -> String {
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes).expect("the operating system's random source");
-        let id = bytes.iter().fold(String::with_capacity(64), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        });
+        let id = crate::event::id::hex(&bytes);
         let mut table = self.lock();
         table.forget_expired(now);
         while table.opened.len() >= MOST {

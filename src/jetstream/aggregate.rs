@@ -49,6 +49,16 @@ pub struct Aggregator {
     pub status: Arc<Replication>,
 }
 
+/// Where `message` is in the stream, for the notice that flags it.
+fn flagged<'a>(stream: &'a str, message: &'a Message) -> Result<Flagged<'a>, Failure> {
+    Ok(Flagged {
+        stream,
+        stream_sequence: message.info()?.stream_sequence,
+        subject: &message.subject,
+        claimed: None,
+    })
+}
+
 /// What became of one message.
 enum Outcome {
     Appended {
@@ -216,12 +226,7 @@ impl Aggregator {
         // Queued one after the other from this task, so appended in the stream's order.
         let mut answers = Vec::with_capacity(messages.len());
         for (message, screened) in messages.iter().zip(screened) {
-            let flagged = Flagged {
-                stream,
-                stream_sequence: message.info()?.stream_sequence,
-                subject: &message.subject,
-                claimed: None,
-            };
+            let flagged = flagged(stream, message)?;
             let (events, refusal) = match screened {
                 Err(refusal) => (vec![check::refused(&flagged, &refusal)], Some(refusal)),
                 Ok(mut event) => {
@@ -270,13 +275,7 @@ impl Aggregator {
                 // Its id is stored with other content: recorded, then refused.
                 Err(conflict) => {
                     let refusal = Refusal::Conflict(conflict.to_string());
-                    let flagged = Flagged {
-                        stream,
-                        stream_sequence: message.info()?.stream_sequence,
-                        subject: &message.subject,
-                        claimed: None,
-                    };
-                    let notice = check::refused(&flagged, &refusal);
+                    let notice = check::refused(&flagged(stream, message)?, &refusal);
                     match self.store.writer.enqueue(vec![notice]).await {
                         Err(_) => Outcome::Stopped,
                         Ok(reply) => match reply.await.unwrap_or(Err(AppendError::Stopped)) {

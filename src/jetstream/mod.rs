@@ -103,16 +103,12 @@ pub fn subject(origin: &str, event_type: &str) -> String {
 /// published again carries the same id (its body is its stored event's recording line).
 pub fn message_id(subject: &str, body: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    use std::fmt::Write;
     let digest = Sha256::new()
         .chain_update(subject.as_bytes())
         .chain_update(b"\n")
         .chain_update(body)
         .finalize();
-    digest.iter().fold(String::with_capacity(64), |mut hex, b| {
-        let _ = write!(hex, "{b:02x}");
-        hex
-    })
+    crate::event::id::hex(&digest)
 }
 
 fn token(part: &str) -> String {

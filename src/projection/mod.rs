@@ -316,10 +316,7 @@ fn show(value: rusqlite::types::ValueRef<'_>) -> String {
         ValueRef::Integer(i) => i.to_string(),
         ValueRef::Real(f) => f.to_string(),
         ValueRef::Text(t) => format!("'{}'", String::from_utf8_lossy(t)),
-        ValueRef::Blob(b) => format!(
-            "x'{}'",
-            b.iter().map(|x| format!("{x:02x}")).collect::<String>()
-        ),
+        ValueRef::Blob(b) => format!("x'{}'", crate::event::id::hex(b)),
     }
 }
 
