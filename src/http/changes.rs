@@ -8,11 +8,13 @@ use super::error::ApiError;
 use super::events::page_limit_or;
 use super::extract::ApiQuery;
 use super::streams::{self, StreamQuery, Style};
+use crate::config::PAGE_BYTES;
 use crate::http::openapi::schemas;
 use crate::projection::changes::{self, Change};
-use crate::store::StoreError;
-use crate::stream::changes::follow;
+use crate::stream::changes::Changes;
 use crate::stream::cursor::Resolution;
+use crate::stream::follower::follow;
+use crate::stream::frame;
 use crate::stream::scope::{Filter, Scope};
 use axum::Json;
 use axum::body::Bytes;
@@ -21,6 +23,7 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 /// The SSE `event:` name of every change frame.
 pub const FRAME_EVENT: &str = "changes";
@@ -79,20 +82,17 @@ pub async fn changes(
             "after_event_id and from are for the stream (Accept: text/event-stream); pages use after_sequence",
         ));
     }
-    let after = query.after_sequence.unwrap_or(0);
-    if after < 0 {
-        return Err(ApiError::invalid("after_sequence must be >= 0"));
-    }
+    let after = streams::after_sequence(query.after_sequence)?.unwrap_or(0);
     let limit = page_limit_or(query.limit, 100)?;
     let page = state
         .store
         .read(move |conn| {
             let tx = conn.unchecked_transaction()?;
             let head = scope.bounds(&tx)?.head_sequence;
-            let changes = changes::page(&tx, after, head, limit)?;
+            let (changes, more) = changes::page(&tx, after, head, limit, PAGE_BYTES)?;
             tx.finish()?;
             // A short page saw every event up to the head; a full one, up to its last change.
-            let next = match changes.len() == limit as usize {
+            let next = match more {
                 true => changes.last().map_or(after, |c| c.sequence),
                 false => head.max(after),
             };
@@ -108,61 +108,29 @@ pub async fn changes(
 
 /// The stream, or the stale-cursor refusal.
 fn open(state: AppState, resolution: Resolution) -> Result<Response, ApiError> {
-    let (after, gap) = match resolution {
-        Resolution::Ready { after, .. } => (after, None),
-        Resolution::Behind { after, bounds } => {
-            let first = bounds.first_available_sequence;
-            (first - 1, Some(streams::gap_frame(after, first)))
-        }
-        Resolution::Stale { bounds } => {
-            return Ok(streams::stale(&state, bounds, &Style::default()));
-        }
+    let (after, pruned) = match resolution.opening(true) {
+        Ok(opening) => opening,
+        Err(bounds) => return Ok(streams::stale(&state, bounds, &Style::default())),
     };
-    let slot = streams::stream_slot(&state)?;
-    let mut shutdown = state.shutdown.clone();
-    let pages = follow(state.store.clone(), state.hub.clone(), after);
-    let keepalive = state.config.keepalive;
-    let body = async_stream::stream! {
-        yield Ok::<Bytes, StoreError>(Bytes::from(format!("retry: {}\n\n", streams::RETRY.as_millis())));
-        if let Some(gap) = gap {
-            yield Ok(gap);
-        }
-        let mut pages = std::pin::pin!(pages);
-        loop {
-            match tokio::time::timeout(keepalive, pages.next()).await {
-                Ok(Some(Ok(page))) => yield Ok(frames(&page)),
-                Ok(Some(Err(e))) => {
-                    tracing::warn!(error = %e, "change stream ended by a read error");
-                    yield Err(e);
-                    break;
-                }
-                Ok(None) => break,
-                Err(_idle) => yield Ok(Bytes::from_static(b": keepalive\n\n")),
-            }
-        }
-    }
-    .take_until(Box::pin(async move {
-        let _ = shutdown.wait_for(|stopping| *stopping).await;
-    }));
-    let mut response = streams::event_stream(body, slot);
+    let source = Arc::new(Changes {
+        hub: state.hub.clone(),
+    });
+    let history = streams::history(&state);
+    let pages = follow(source, state.store.clone(), after, history);
+    let chunks = pages.map(|page| page.map(|page| frames(&page)));
+    let first = pruned.map(|pruned| streams::gap_frame(&pruned));
+    let mut response = streams::respond(&state, first, chunks)?;
     response
         .headers_mut()
         .insert(streams::GENERATION_HEADER, streams::generation(&state));
     Ok(response)
 }
 
-/// One frame per event: `id` its sequence, `data` the change on one line (JSON holds no raw
-/// line break).
+/// One frame per event: `id` its sequence, `data` the change.
 fn frames(page: &[Change]) -> Bytes {
     let mut out = String::new();
     for change in page {
-        out.push_str("id: ");
-        out.push_str(itoa::Buffer::new().format(change.sequence));
-        out.push_str("\nevent: ");
-        out.push_str(FRAME_EVENT);
-        out.push_str("\ndata: ");
-        out.push_str(&change.to_json());
-        out.push_str("\n\n");
+        frame::push(&mut out, change.sequence, FRAME_EVENT, &change.to_json());
     }
     Bytes::from(out)
 }

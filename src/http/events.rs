@@ -146,10 +146,7 @@ pub async fn list(
             "after_event_id and from are for event streams (Accept: text/event-stream); pages use after_sequence",
         ));
     }
-    let after = query.after_sequence.unwrap_or(0);
-    if after < 0 {
-        return Err(ApiError::invalid("after_sequence must be >= 0"));
-    }
+    let after = streams::after_sequence(query.after_sequence)?.unwrap_or(0);
     let limit = page_limit(query.limit)?;
     let (events, bounds) = state
         .store

@@ -95,6 +95,8 @@ fn read_now(state: &AppState, alerts: Vec<(String, i64)>) -> Vec<Box<dyn Collect
     let connections = &state.connections;
     let max_streams = state.config.security.max_streams;
     let open_streams = max_streams.saturating_sub(state.stream_slots.available_permits());
+    let budget_kib = state.config.connections.history_budget_kib();
+    let history_held = budget_kib.saturating_sub(state.history_bytes.available_permits()) * 1024;
     let wal = format!("{}-wal", state.config.db_path.display());
     let wal_bytes = std::fs::metadata(wal).map_or(0, |m| m.len());
     let search = writer.search().lag(writer.head());
@@ -138,6 +140,11 @@ fn read_now(state: &AppState, alerts: Vec<(String, i64)>) -> Vec<Box<dyn Collect
             "hooklog_streams_open",
             "Event streams open now (at most --max-streams).",
             open_streams as i64,
+        ),
+        gauge(
+            "hooklog_stream_history_bytes_held",
+            "Bytes of the shared history budget (--stream-history-bytes) that streams hold now: pages read and not yet taken by their clients.",
+            history_held as i64,
         ),
         counter(
             "hooklog_streams_dropped_stalled_total",

@@ -8,6 +8,7 @@ use super::extract::{ApiPath, ApiQuery};
 use crate::event::StoredEvent;
 use crate::http::openapi::schemas;
 use crate::store::{Store, StoreError};
+use crate::stream::frame;
 use crate::stream::scope::{Budget, PAGE_BYTES, Scope};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -135,13 +136,8 @@ pub async fn replay(
                     tokio::time::sleep(gap.min(MAX_PAUSE)).await;
                 }
                 previous = at.or(previous);
-                let frame = format!(
-                    "id: {}\nevent: {}\ndata: {}\n\n",
-                    event.session_sequence.unwrap_or(event.sequence),
-                    event.event_type,
-                    event.envelope_json()
-                );
-                yield Ok(Bytes::from(frame));
+                let position = event.session_sequence.unwrap_or(event.sequence);
+                yield Ok(frame::one(position, &event.event_type, &event.envelope_json()));
             }
         }
     }

@@ -12,20 +12,21 @@ use super::streams::{self, GENERATION_HEADER, StreamQuery};
 use crate::event::time;
 use crate::http::openapi::schemas;
 use crate::ingest::{self, body::is_ndjson};
-use crate::response::store::{self, Bounds};
 use crate::response::{self, Envelope, Kind, Phase, Recorded};
-use crate::store::StoreError;
-use crate::stream::cursor::Cursor;
-use crate::stream::responses::{FRAME_EVENT, follow};
+use crate::stream::cursor::{Pruned, Resolution};
+use crate::stream::follower::follow;
+use crate::stream::frame;
+use crate::stream::responses::{self, FRAME_EVENT, Responses};
+use crate::stream::scope::Bounds;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::json;
+use std::sync::Arc;
 
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = ResponsesIngested)]
@@ -64,66 +65,6 @@ pub async fn ingest(
     Ok(Json(Ingested { events }))
 }
 
-/// Where a response stream starts.
-enum Start {
-    Ready(i64),
-    /// The cursor is before the retained records: a `STREAM_GAP` first, then from `first`.
-    Gap {
-        after: i64,
-        first: i64,
-    },
-    Stale,
-}
-
-struct Resolved {
-    start: Start,
-    bounds: Bounds,
-    /// The session has events in the log or response events.
-    known: bool,
-}
-
-/// Resolves the cursor against the session's response events in one read transaction.
-fn resolve(
-    conn: &rusqlite::Connection,
-    session: &str,
-    cursor: &Cursor,
-) -> rusqlite::Result<Resolved> {
-    let tx = conn.unchecked_transaction()?;
-    let bounds = store::bounds(&tx, session)?;
-    let named = match (
-        &cursor.last_event_id,
-        &cursor.after_event_id,
-        cursor.after_sequence,
-    ) {
-        (Some(last), _, _) => match last.trim().parse::<i64>() {
-            Ok(n) => Some(Some(n)),
-            Err(_) => Some(store::sequence_of(&tx, session, last)?),
-        },
-        (None, Some(id), _) => Some(store::sequence_of(&tx, session, id)?),
-        (None, None, Some(n)) => Some(Some(n)),
-        (None, None, None) => None,
-    };
-    let oldest = (bounds.first_available_sequence - 1).max(0);
-    let start = match named {
-        Some(None) => Start::Stale,
-        Some(Some(n)) if n > bounds.head_sequence || n < 0 => Start::Stale,
-        Some(Some(n)) if n < oldest => Start::Gap {
-            after: n,
-            first: bounds.first_available_sequence,
-        },
-        Some(Some(n)) => Start::Ready(n),
-        None if cursor.from_now => Start::Ready(bounds.head_sequence),
-        None => Start::Ready(oldest),
-    };
-    let known = store::session_known(&tx, session)?;
-    tx.finish()?;
-    Ok(Resolved {
-        start,
-        bounds,
-        known,
-    })
-}
-
 #[utoipa::path(
     get,
     path = "/factory-sessions/{id}/response-events",
@@ -145,65 +86,36 @@ pub async fn stream(
     let session = id.clone();
     let resolved = state
         .store
-        .read(move |conn| resolve(conn, &session, &cursor))
+        .read(move |conn| responses::resolve(conn, &session, &cursor))
         .await
         .map_err(ApiError::from);
     if wants_probe(&headers) {
         return Ok(match resolved {
-            Ok(resolved) => probe(&state, &id, &resolved),
+            Ok((resolution, known)) => probe(&state, &id, resolution, known),
             Err(e) => probe_failed(&state, &id, &e),
         });
     }
-    let resolved = resolved?;
-    let (after, gap) = match resolved.start {
-        Start::Stale => return Ok(stale(&state, &id, resolved.bounds)),
-        Start::Ready(after) => (after, None),
-        Start::Gap { after, first } => (first - 1, Some(gap_frame(&id, after, first))),
+    let (resolution, _) = resolved?;
+    let (after, pruned) = match resolution.opening(true) {
+        Ok(opening) => opening,
+        Err(bounds) => return Ok(stale(&state, &id, bounds)),
     };
-    let slot = streams::stream_slot(&state)?;
-    let budget = (
-        state.history_bytes.clone(),
-        state.config.connections.page_bytes,
-    );
-    let records = follow(
-        state.store.clone(),
-        state.store.responses.clone(),
-        id.clone(),
-        after,
-        budget,
-    );
-    let keepalive = state.config.keepalive;
-    let mut shutdown = state.shutdown.clone();
-    let body = async_stream::stream! {
-        yield Ok::<Bytes, StoreError>(Bytes::from(format!("retry: {}\n\n", streams::RETRY.as_millis())));
-        if let Some(gap) = gap {
-            yield Ok(gap);
-        }
-        let mut records = std::pin::pin!(records);
-        loop {
-            match tokio::time::timeout(keepalive, records.next()).await {
-                Ok(Some(Ok(frames))) => yield Ok(frames),
-                Ok(Some(Err(e))) => {
-                    tracing::warn!(error = %e, "response-event stream ended by a read error");
-                    yield Err(e);
-                    break;
-                }
-                Ok(None) => break,
-                Err(_idle) => yield Ok(Bytes::from_static(b": keepalive\n\n")),
-            }
-        }
-    }
-    .take_until(Box::pin(async move {
-        let _ = shutdown.wait_for(|stopping| *stopping).await;
-    }));
-    let mut response = streams::event_stream(body, slot);
+    let source = Arc::new(Responses {
+        hub: state.store.responses.clone(),
+        session: id.clone(),
+    });
+    let history = streams::history(&state);
+    let records = follow(source, state.store.clone(), after, history);
+    let first = pruned.map(|pruned| gap_frame(&id, &pruned));
+    let mut response = streams::respond(&state, first, records)?;
     dress(&state, &id, response.headers_mut());
     Ok(response)
 }
 
-/// The `STREAM_GAP` record for a cursor at `after` when the oldest retained is `first`: a
-/// whole `FactoryResponseEvent` with sequence 0, reserved for it.
-pub fn gap_record(session: &str, after: i64, first: i64) -> Envelope {
+/// The `STREAM_GAP` record for a cursor before the retained records: a whole
+/// `FactoryResponseEvent` with sequence 0, reserved for it.
+pub fn gap_record(session: &str, pruned: &Pruned) -> Envelope {
+    let Pruned { after, first } = *pruned;
     Envelope {
         schema_version: response::SCHEMA_VERSION.to_string(),
         event_id: format!("stream-gap-{}-{}", after + 1, first - 1),
@@ -215,8 +127,7 @@ pub fn gap_record(session: &str, after: i64, first: i64) -> Envelope {
         phase: Phase::Updated,
         provenance: json!({"provider": "hooklog", "nativeEventType": "retention_gap",
             "delivery": "SYNTHESIZED", "representation": "NOTIFICATION", "fidelity": "LIFECYCLE_ONLY"}),
-        payload: json!({"fromSequence": after + 1, "toSequence": first - 1,
-            "firstAvailableSequence": first}),
+        payload: pruned.json(),
         dispatch_id: None,
         turn_id: None,
         item_id: None,
@@ -225,9 +136,9 @@ pub fn gap_record(session: &str, after: i64, first: i64) -> Envelope {
     }
 }
 
-fn gap_frame(session: &str, after: i64, first: i64) -> Bytes {
-    let data = serde_json::to_string(&gap_record(session, after, first)).expect("serialises");
-    Bytes::from(format!("id: 0\nevent: {FRAME_EVENT}\ndata: {data}\n\n"))
+fn gap_frame(session: &str, pruned: &Pruned) -> Bytes {
+    let data = serde_json::to_string(&gap_record(session, pruned)).expect("serialises");
+    frame::one(0, FRAME_EVENT, &data)
 }
 
 /// The generation and identity headers every answer of the route carries.
@@ -249,24 +160,25 @@ fn stale(state: &AppState, session: &str, bounds: Bounds) -> Response {
     response
 }
 
-fn probe(state: &AppState, session: &str, resolved: &Resolved) -> Response {
-    let outcome = match resolved.start {
-        _ if !resolved.known => Recovery::UnknownSession,
-        Start::Stale => Recovery::CursorStale,
-        Start::Ready(_) | Start::Gap { .. } => Recovery::StreamReady,
+fn probe(state: &AppState, session: &str, resolution: Resolution, known: bool) -> Response {
+    let outcome = match resolution {
+        _ if !known => Recovery::UnknownSession,
+        Resolution::Stale { .. } => Recovery::CursorStale,
+        Resolution::Ready { .. } | Resolution::Behind { .. } => Recovery::StreamReady,
     };
     let stale = outcome == Recovery::CursorStale;
+    let bounds = resolution.bounds();
     let mut body = json!({
         "sessionId": session,
         "factorySessionId": session,
         "outcome": outcome,
         "retry": { "omitAfterEventId": stale, "omitAfterSequence": stale },
-        "headSequence": resolved.bounds.head_sequence,
-        "firstAvailableSequence": resolved.bounds.first_available_sequence,
+        "headSequence": bounds.head_sequence,
+        "firstAvailableSequence": bounds.first_available_sequence,
         "streamGenerationId": state.store.generation_id,
     });
-    if let Start::Gap { after, first } = resolved.start {
-        body["gap"] = gap_record(session, after, first).payload;
+    if let Ok((_, Some(pruned))) = resolution.opening(true) {
+        body["gap"] = gap_record(session, &pruned).payload;
     }
     let mut response = Json(body).into_response();
     dress(state, session, response.headers_mut());

@@ -8,8 +8,10 @@ use super::extract::{ApiPath, ApiQuery};
 use crate::http::openapi::schemas;
 use crate::store::StoreError;
 use crate::stream::FrameKind;
-use crate::stream::cursor::{Cursor, Resolution};
-use crate::stream::events::{History, follow};
+use crate::stream::cursor::{Cursor, Pruned, Resolution};
+use crate::stream::events::Events;
+use crate::stream::follower::{History, follow};
+use crate::stream::frame;
 use crate::stream::scope::{Bounds, Scope};
 use crate::stream::ticks::follow_ticks;
 use axum::Json;
@@ -20,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
-use std::time::Duration;
+use std::sync::Arc;
 use tokio::sync::OwnedSemaphorePermit;
 
 pub const GENERATION_HEADER: &str = "x-hooklog-stream-generation-id";
@@ -44,9 +46,6 @@ pub enum Order {
     /// Ascending `context.tick`, ties in the log's order (seed 003's factory stream).
     Ticks,
 }
-/// How long a disconnected EventSource waits before reconnecting.
-pub const RETRY: Duration = Duration::from_secs(1);
-
 /// The cursor parameters every stream route takes.
 #[derive(Deserialize, Default, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -62,9 +61,7 @@ pub struct StreamQuery {
 
 impl StreamQuery {
     pub fn cursor(self, headers: &HeaderMap) -> Result<Cursor, ApiError> {
-        if self.after_sequence.is_some_and(|n| n < 0) {
-            return Err(ApiError::invalid("after_sequence must be >= 0"));
-        }
+        let after_sequence = after_sequence(self.after_sequence)?;
         let from_now = match self.from.as_deref() {
             None => false,
             Some("now") => true,
@@ -78,9 +75,17 @@ impl StreamQuery {
         Ok(Cursor {
             last_event_id,
             after_event_id: self.after_event_id.filter(|v| !v.is_empty()),
-            after_sequence: self.after_sequence,
+            after_sequence,
             from_now,
         })
+    }
+}
+
+/// The `after_sequence` parameter, which streams and pages take alike: a position, `>= 0`.
+pub fn after_sequence(value: Option<i64>) -> Result<Option<i64>, ApiError> {
+    match value {
+        Some(n) if n < 0 => Err(ApiError::invalid("after_sequence must be >= 0")),
+        value => Ok(value),
     }
 }
 
@@ -174,65 +179,76 @@ pub fn open(
     resolution: Resolution,
     style: Style,
 ) -> Result<Response, ApiError> {
-    let (after, gap) = match (resolution, &scope) {
-        (Resolution::Ready { after, .. }, _) => (after, None),
-        (Resolution::Behind { after, bounds }, Scope::Global(_)) => {
-            let first = bounds.first_available_sequence;
-            (first - 1, Some(gap_frame(after, first)))
-        }
-        (Resolution::Stale { bounds } | Resolution::Behind { bounds, .. }, _) => {
-            return Ok(stale(&state, bounds, &style));
-        }
+    let reports_gaps = matches!(scope, Scope::Global(_));
+    let (after, pruned) = match resolution.opening(reports_gaps) {
+        Ok(opening) => opening,
+        Err(bounds) => return Ok(stale(&state, bounds, &style)),
     };
-    let slot = stream_slot(&state)?;
-    let mut shutdown = state.shutdown.clone();
     let kind = FrameKind {
         scope,
         frame_event: style.frame_event,
     };
-    let history = History {
-        permits: state.history_bytes.clone(),
-        page_bytes: state.config.connections.page_bytes,
-    };
+    let history = history(&state);
     let (store, hub) = (state.store.clone(), state.hub.clone());
-    let batches: std::pin::Pin<Box<dyn futures_util::Stream<Item = _> + Send>> = match style.order {
-        Order::Log => Box::pin(follow(store, hub, kind, after, history)),
+    let chunks: std::pin::Pin<Box<dyn futures_util::Stream<Item = _> + Send>> = match style.order {
+        Order::Log => Box::pin(follow(
+            Arc::new(Events { hub, kind }),
+            store,
+            after,
+            history,
+        )),
         Order::Ticks => Box::pin(follow_ticks(store, hub, kind, after, history)),
     };
+    let first = pruned.map(|pruned| gap_frame(&pruned));
+    let mut response = respond(&state, first, chunks)?;
+    let headers = response.headers_mut();
+    headers.insert(GENERATION_HEADER, generation(&state));
+    headers.extend(style.headers);
+    Ok(response)
+}
+
+/// The history budget every stream shares.
+pub fn history(state: &AppState) -> History {
+    History {
+        permits: state.history_bytes.clone(),
+        page_bytes: state.config.connections.page_bytes,
+    }
+}
+
+/// The response of every SSE stream: it takes one of the `max_streams` slots (or answers
+/// `503`), sends `retry:`, then `first` if given, then each chunk as it comes; an idle stretch
+/// of `keepalive` becomes a keepalive comment. It ends with the chunks, at a read error, or
+/// when hooklog stops.
+pub fn respond<S>(state: &AppState, first: Option<Bytes>, chunks: S) -> Result<Response, ApiError>
+where
+    S: futures_util::Stream<Item = Result<Bytes, StoreError>> + Send + 'static,
+{
+    let slot = stream_slot(state)?;
+    let mut shutdown = state.shutdown.clone();
     let keepalive = state.config.keepalive;
-    // Each chunk of frames (a page of history, or the live events of a published group) is
-    // written as it comes; an idle stretch of `keepalive` becomes a `: keepalive` comment.
     let body = async_stream::stream! {
-        yield Ok::<Bytes, StoreError>(Bytes::from(format!("retry: {}\n\n", RETRY.as_millis())));
-        if let Some(gap) = gap {
-            yield Ok(gap);
+        yield Ok::<Bytes, StoreError>(frame::retry());
+        if let Some(first) = first {
+            yield Ok(first);
         }
-        let mut batches = batches;
+        let mut chunks = std::pin::pin!(chunks);
         loop {
-            match tokio::time::timeout(keepalive, batches.next()).await {
-                Ok(Some(Ok(chunks))) => {
-                    for chunk in chunks {
-                        yield Ok(chunk);
-                    }
-                }
+            match tokio::time::timeout(keepalive, chunks.next()).await {
+                Ok(Some(Ok(chunk))) => yield Ok(chunk),
                 Ok(Some(Err(e))) => {
-                    tracing::warn!(error = %e, "event stream ended by a read error");
+                    tracing::warn!(error = %e, "a stream ended by a read error");
                     yield Err(e);
                     break;
                 }
                 Ok(None) => break,
-                Err(_idle) => yield Ok(Bytes::from_static(b": keepalive\n\n")),
+                Err(_idle) => yield Ok(Bytes::from_static(frame::KEEPALIVE)),
             }
         }
     }
     .take_until(Box::pin(async move {
         let _ = shutdown.wait_for(|stopping| *stopping).await;
     }));
-    let mut response = event_stream(body, slot);
-    let headers = response.headers_mut();
-    headers.insert(GENERATION_HEADER, generation(&state));
-    headers.extend(style.headers);
-    Ok(response)
+    Ok(event_stream(body, slot))
 }
 
 /// One of the `max_streams` slots, or `503 too_many_streams`. Taken before a stream starts;
@@ -271,14 +287,14 @@ where
 
 /// The first frame of a global stream whose cursor was pruned: what was lost, and where the
 /// stream resumes. Its id is 0, reserved for it: no event has sequence 0.
-pub fn gap_frame(after: i64, first: i64) -> Bytes {
+pub fn gap_frame(pruned: &Pruned) -> Bytes {
     let data = json!({
         "type": "STREAM_GAP",
-        "fromSequence": after + 1,
-        "toSequence": first - 1,
-        "firstAvailableSequence": first,
+        "fromSequence": pruned.after + 1,
+        "toSequence": pruned.first - 1,
+        "firstAvailableSequence": pruned.first,
     });
-    Bytes::from(format!("id: 0\nevent: STREAM_GAP\ndata: {data}\n\n"))
+    frame::one(0, "STREAM_GAP", &data.to_string())
 }
 
 pub fn generation(state: &AppState) -> HeaderValue {

@@ -138,19 +138,32 @@ fn change(r: &Row<'_>) -> rusqlite::Result<Change> {
     })
 }
 
-/// Up to `limit` changes of the events after sequence `after` up to `through`, in order.
+/// Up to `limit` changes of the events after sequence `after` up to `through`, in order, and no
+/// more once their deltas reach `max_bytes` (at least one change, whatever its size); and
+/// whether the read stopped at one of those limits, so more may follow.
 pub fn page(
     conn: &Connection,
     after: i64,
     through: i64,
     limit: u32,
-) -> rusqlite::Result<Vec<Change>> {
-    conn.prepare_cached(
+    max_bytes: usize,
+) -> rusqlite::Result<(Vec<Change>, bool)> {
+    let mut statement = conn.prepare_cached(
         "SELECT c.sequence, e.event_id, e.type, e.event_time, e.session_id, c.hero_id,
                 c.mission_id, c.changes
          FROM agent_changes c JOIN events e ON e.sequence = c.sequence
          WHERE c.sequence > ?1 AND c.sequence <= ?2 ORDER BY c.sequence LIMIT ?3",
-    )?
-    .query_map(params![after, through, limit], change)?
-    .collect()
+    )?;
+    let mut changes = Vec::new();
+    let mut bytes = 0usize;
+    for row in statement.query_map(params![after, through, limit], change)? {
+        let change = row?;
+        bytes = bytes.saturating_add(change.changes.get().len());
+        changes.push(change);
+        if bytes >= max_bytes {
+            return Ok((changes, true));
+        }
+    }
+    let more = changes.len() == limit as usize;
+    Ok((changes, more))
 }

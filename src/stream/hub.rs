@@ -234,3 +234,15 @@ impl Subscription {
         weak.upgrade().ok_or(TryRecvError::Lagged(1))
     }
 }
+
+impl super::follower::Live for Subscription {
+    type Group = Arc<Published>;
+
+    async fn recv(&mut self) -> Result<Arc<Published>, RecvError> {
+        Subscription::recv(self).await
+    }
+
+    fn try_recv(&mut self) -> Result<Arc<Published>, TryRecvError> {
+        Subscription::try_recv(self)
+    }
+}

@@ -4,6 +4,7 @@
 pub mod changes;
 pub mod cursor;
 pub mod events;
+pub mod follower;
 pub mod frame;
 mod hub;
 pub mod metrics;

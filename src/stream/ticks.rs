@@ -14,12 +14,14 @@
 //! The history is the session's events up to its head when the stream opens: their positions,
 //! ticks and sizes are read first (one short read), sorted, then fetched in pages of at most
 //! 500 events and the [`History`] budget's `page_bytes`, each page holding its share of the
-//! budget all streams share until the client has taken it. Then the stream goes on as
-//! [`follow`] from that head, which sends anything committed meanwhile.
+//! budget all streams share until the client has taken it. Then the stream goes on as the
+//! [follower](super::follower) of the session's [`Events`] from that head, which sends anything
+//! committed meanwhile.
 
 use super::FrameKind;
-use super::events::{Delivery, History, follow};
-use super::frame::frames;
+use super::events::{Delivery, Events};
+use super::follower::{History, follow};
+use super::frame;
 use super::hub::Committed;
 use crate::store::read::{EVENT_COLUMNS, stored_event};
 use crate::store::{Store, StoreError};
@@ -42,7 +44,7 @@ pub fn follow_ticks(
     kind: FrameKind,
     after: i64,
     history: History,
-) -> impl Stream<Item = Result<Vec<Bytes>, StoreError>> {
+) -> impl Stream<Item = Result<Bytes, StoreError>> {
     async_stream::try_stream! {
         let Scope::Session(session) = kind.scope.clone() else {
             unreachable!("tick order is for session streams")
@@ -53,14 +55,8 @@ pub fn follow_ticks(
             .await?;
         let head = keys.iter().map(|k| k.position).max().unwrap_or(after);
         let mut watermark = Watermark::new(after);
-        let kib = u32::try_from(history.page_bytes.div_ceil(1024).max(1)).unwrap_or(u32::MAX);
         for chunk in pages(&keys, history.page_bytes) {
-            let permit = history
-                .permits
-                .clone()
-                .acquire_many_owned(kib)
-                .await
-                .expect("the history budget is never closed");
+            let permit = history.acquire().await;
             let positions: Vec<i64> = chunk.iter().map(|k| k.position).collect();
             let wanted = positions.clone();
             let page_session = session.clone();
@@ -76,13 +72,13 @@ pub fn follow_ticks(
                 });
             }
             hub.metrics.catchup_rows.inc_by(batch.len() as u64);
-            yield vec![frames(&batch, kind.frame_event)];
+            yield frame::events(&batch, kind.frame_event);
             // Polled again: the client's connection has taken the page.
             drop(permit);
         }
-        let rest = follow(store, hub, kind, head, history);
-        for await chunks in rest {
-            yield chunks?;
+        let rest = follow(Arc::new(Events { hub, kind }), store, head, history);
+        for await chunk in rest {
+            yield chunk?;
         }
     }
 }

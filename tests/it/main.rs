@@ -18,6 +18,7 @@ mod factory_stream;
 mod follow;
 mod forwarder;
 mod fuzz;
+mod history_budget;
 mod hook_edges;
 mod hooks;
 mod hostile;

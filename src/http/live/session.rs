@@ -8,10 +8,12 @@ use crate::coordination::permissions::Decide;
 use crate::coordination::{Command, Outcome, Verdict};
 use crate::event::time;
 use crate::http::AppState;
-use crate::stream::changes::follow;
+use crate::stream::changes::Changes;
+use crate::stream::follower::follow;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, close_code};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Seed 000's protocol version this channel speaks.
@@ -116,7 +118,11 @@ async fn serve(socket: &mut WebSocket, state: &AppState) -> Result<(), Ended> {
             send(socket, &frames::permission_request(&fields)).await?;
         }
     }
-    let changes = follow(state.store.clone(), state.hub.clone(), snapshot.head);
+    let source = Arc::new(Changes {
+        hub: state.hub.clone(),
+    });
+    let history = crate::http::streams::history(state);
+    let changes = follow(source, state.store.clone(), snapshot.head, history);
     let mut changes = std::pin::pin!(changes);
     let mut shutdown = state.shutdown.clone();
     loop {
