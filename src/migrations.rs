@@ -90,6 +90,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0017_search_after_ack.sql"),
         false,
     ),
+    (
+        "0018_views.sql",
+        include_str!("../migrations/0018_views.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

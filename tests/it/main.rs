@@ -51,6 +51,7 @@ mod takeover_gaps;
 mod tool_outcomes;
 mod transcripts;
 mod usage;
+mod views;
 mod web;
 mod web_approvals;
 mod web_routes;

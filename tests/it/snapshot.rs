@@ -180,6 +180,17 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
     for table in later {
         conn.execute_batch(&format!("DROP TABLE {table}")).unwrap();
     }
+    // And no view (0018).
+    let views: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'view'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for view in views {
+        conn.execute_batch(&format!("DROP VIEW {view}")).unwrap();
+    }
     drop(conn);
     std::fs::remove_file(&cut).unwrap();
     assert!(!snapshot::path_of(&db).exists());
