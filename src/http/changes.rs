@@ -7,7 +7,7 @@ use super::AppState;
 use super::error::ApiError;
 use super::events::page_limit_or;
 use super::extract::ApiQuery;
-use super::streams::{self, StreamQuery, Style};
+use super::streams::{self, Asked, StreamQuery, Style};
 use crate::config::PAGE_BYTES;
 use crate::http::openapi::schemas;
 use crate::projection::changes::{self, Change};
@@ -67,22 +67,15 @@ pub async fn changes(
     ApiQuery(query): ApiQuery<ChangesQuery>,
 ) -> Result<Response, ApiError> {
     let scope = Scope::Global(Filter::default());
-    if streams::wants_event_stream(&headers) {
-        let cursor = StreamQuery {
-            after_event_id: query.after_event_id,
-            after_sequence: query.after_sequence,
-            from: query.from,
-        }
-        .cursor(&headers)?;
-        let resolution = streams::resolve(&state, &scope, &cursor).await?;
-        return open(state, resolution);
-    }
-    if query.after_event_id.is_some() || query.from.is_some() {
-        return Err(ApiError::invalid(
-            "after_event_id and from are for the stream (Accept: text/event-stream); pages use after_sequence",
-        ));
-    }
-    let after = streams::after_sequence(query.after_sequence)?.unwrap_or(0);
+    let asked = StreamQuery {
+        after_event_id: query.after_event_id,
+        after_sequence: query.after_sequence,
+        from: query.from,
+    };
+    let after = match asked.asked(&state, &scope, &headers).await? {
+        Asked::Stream(resolution) => return open(state, resolution),
+        Asked::Page { after } => after,
+    };
     let limit = page_limit_or(query.limit, 100)?;
     let page = state
         .store

@@ -4,7 +4,7 @@ use super::AppState;
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery};
 use super::guard::{self, Arrived};
-use super::streams::{self, StreamQuery};
+use super::streams::{self, Asked, StreamQuery};
 use crate::http::openapi::schemas;
 use crate::ingest::{body::is_ndjson, canonical};
 use crate::store::{Appended, read};
@@ -131,22 +131,17 @@ pub async fn list(
         source: query.source,
         origin: query.origin,
     });
-    if streams::wants_event_stream(&headers) {
-        let cursor = StreamQuery {
-            after_event_id: query.after_event_id,
-            after_sequence: query.after_sequence,
-            from: query.from,
+    let asked = StreamQuery {
+        after_event_id: query.after_event_id,
+        after_sequence: query.after_sequence,
+        from: query.from,
+    };
+    let after = match asked.asked(&state, &scope, &headers).await? {
+        Asked::Stream(resolution) => {
+            return streams::open(state, scope, resolution, streams::Style::default());
         }
-        .cursor(&headers)?;
-        let resolution = streams::resolve(&state, &scope, &cursor).await?;
-        return streams::open(state, scope, resolution, streams::Style::default());
-    }
-    if query.after_event_id.is_some() || query.from.is_some() {
-        return Err(ApiError::invalid(
-            "after_event_id and from are for event streams (Accept: text/event-stream); pages use after_sequence",
-        ));
-    }
-    let after = streams::after_sequence(query.after_sequence)?.unwrap_or(0);
+        Asked::Page { after } => after,
+    };
     let limit = page_limit(query.limit)?;
     let (events, bounds) = state
         .store

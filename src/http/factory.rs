@@ -31,6 +31,22 @@ fn session_id(id: String) -> Result<String, ApiError> {
     Ok(id)
 }
 
+/// What both factory `POST` routes take: the route's session id (checked), the body (within the
+/// body limit) and whether it is NDJSON.
+pub(super) fn envelopes(
+    state: &AppState,
+    id: String,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(String, Bytes, bool), ApiError> {
+    let id = session_id(id)?;
+    let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    Ok((id, body, is_ndjson(content_type)))
+}
+
 #[derive(Serialize, utoipa::ToSchema)]
 #[schema(as = FactoryIngested)]
 pub struct Ingested {
@@ -57,12 +73,8 @@ pub async fn ingest(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Ingested>, ApiError> {
-    let id = session_id(id)?;
-    let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
-    let events = factory::parse(&body, is_ndjson(content_type), &id)?;
+    let (id, body, ndjson) = envelopes(&state, id, &headers, body)?;
+    let events = factory::parse(&body, ndjson, &id)?;
     let events = state.store.writer.append(events).await?;
     Ok(Json(Ingested { events }))
 }

@@ -11,7 +11,7 @@ use super::handshake::{identity, probe_failed, wants_probe};
 use super::streams::{self, GENERATION_HEADER, StreamQuery};
 use crate::event::time;
 use crate::http::openapi::schemas;
-use crate::ingest::{self, body::is_ndjson};
+use crate::ingest;
 use crate::response::{self, Envelope, Kind, Phase, Recorded};
 use crate::stream::cursor::{Pruned, Resolution};
 use crate::stream::follower::follow;
@@ -22,7 +22,7 @@ use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::json;
@@ -53,13 +53,7 @@ pub async fn ingest(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Ingested>, ApiError> {
-    ingest::check_id("session_id", &id, ingest::canonical::MAX_SESSION_ID_CHARS)?;
-    let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
-    let ndjson = is_ndjson(
-        headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok()),
-    );
+    let (id, body, ndjson) = super::factory::envelopes(&state, id, &headers, body)?;
     let records = ingest::response::parse(&body, ndjson, &id)?;
     let events = state.store.writer.respond(id, records).await?;
     Ok(Json(Ingested { events }))

@@ -81,6 +81,37 @@ impl StreamQuery {
     }
 }
 
+/// What a route that answers a JSON page, or with `Accept: text/event-stream` a stream, was
+/// asked for.
+pub enum Asked {
+    /// The stream, from this cursor (resolved against the route's scope).
+    Stream(Resolution),
+    /// A page after this sequence.
+    Page { after: i64 },
+}
+
+impl StreamQuery {
+    /// The stream's cursor, or the page's `after_sequence` (a page takes no other cursor).
+    pub async fn asked(
+        self,
+        state: &AppState,
+        scope: &Scope,
+        headers: &HeaderMap,
+    ) -> Result<Asked, ApiError> {
+        if wants_event_stream(headers) {
+            let cursor = self.cursor(headers)?;
+            return Ok(Asked::Stream(resolve(state, scope, &cursor).await?));
+        }
+        if self.after_event_id.is_some() || self.from.is_some() {
+            return Err(ApiError::invalid(
+                "after_event_id and from are for streams (Accept: text/event-stream); pages use after_sequence",
+            ));
+        }
+        let after = after_sequence(self.after_sequence)?.unwrap_or(0);
+        Ok(Asked::Page { after })
+    }
+}
+
 /// The `after_sequence` parameter, which streams and pages take alike: a position, `>= 0`.
 pub fn after_sequence(value: Option<i64>) -> Result<Option<i64>, ApiError> {
     match value {

@@ -54,6 +54,28 @@ pub fn is_ndjson(content_type: Option<&str>) -> bool {
     )
 }
 
+/// Parses one item of a session's route (the item, its object, the route's session).
+pub type ParseItem<T> = fn(Item, Map<String, Value>, &str) -> Result<T, InvalidRequest>;
+
+/// A whole request of envelopes for one session's route: split into its items, each refused
+/// if it has a field outside `fields`, then parsed by `parse` for `session`. All or nothing:
+/// the first refusal is the answer.
+pub fn for_session<T>(
+    body: &[u8],
+    ndjson: bool,
+    session: &str,
+    fields: &[&str],
+    parse: ParseItem<T>,
+) -> Result<Vec<T>, InvalidRequest> {
+    split(body, ndjson)?
+        .into_iter()
+        .map(|(item, map)| {
+            super::reject_unknown(&item, &map, fields, "")?;
+            parse(item, map, session)
+        })
+        .collect()
+}
+
 /// Splits a body into JSON objects with their locations. An empty batch is refused: a producer
 /// that sends nothing has a bug worth hearing about.
 pub fn split(body: &[u8], ndjson: bool) -> Result<Vec<Located>, InvalidRequest> {

@@ -57,10 +57,7 @@ enum Shape {
 
 /// Parses a whole request for the session `session_id`. All or nothing.
 pub fn parse(body: &[u8], ndjson: bool, session_id: &str) -> Result<Vec<NewEvent>, InvalidRequest> {
-    body::split(body, ndjson)?
-        .into_iter()
-        .map(|(item, map)| parse_item(item, map, session_id))
-        .collect()
+    body::for_session(body, ndjson, session_id, ENVELOPE_FIELDS, parse_item)
 }
 
 fn parse_item(
@@ -68,7 +65,6 @@ fn parse_item(
     mut map: Map<String, Value>,
     session_id: &str,
 ) -> Result<NewEvent, InvalidRequest> {
-    reject_unknown(&item, &map, ENVELOPE_FIELDS, "")?;
     match map.remove("schemaVersion") {
         Some(Value::String(v)) if v == SCHEMA_VERSION => {}
         None => return Err(InvalidRequest::field(&item, "schemaVersion", "is required")),

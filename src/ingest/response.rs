@@ -11,7 +11,7 @@
 use super::body::{self, Item};
 use super::factory::refused;
 use super::schema;
-use super::{InvalidRequest, check_id, reject_unknown};
+use super::{InvalidRequest, check_id};
 use crate::response::{Envelope, Kind};
 use serde_json::{Map, Value, json};
 
@@ -35,10 +35,7 @@ const ENVELOPE_FIELDS: &[&str] = &[
 
 /// Parses a whole request for the session `session_id`. All or nothing.
 pub fn parse(body: &[u8], ndjson: bool, session_id: &str) -> Result<Vec<Envelope>, InvalidRequest> {
-    body::split(body, ndjson)?
-        .into_iter()
-        .map(|(item, map)| parse_item(item, map, session_id))
-        .collect()
+    body::for_session(body, ndjson, session_id, ENVELOPE_FIELDS, parse_item)
 }
 
 fn parse_item(
@@ -46,7 +43,6 @@ fn parse_item(
     mut map: Map<String, Value>,
     session_id: &str,
 ) -> Result<Envelope, InvalidRequest> {
-    reject_unknown(&item, &map, ENVELOPE_FIELDS, "")?;
     if let Some(given) = map.get("factorySessionId").and_then(Value::as_str)
         && given != session_id
     {

@@ -4,6 +4,7 @@
 
 use super::prices::Prices;
 use super::usage::{Row, Tokens};
+use crate::ingest::transcript::Usage;
 use serde::Serialize;
 
 /// One key's tokens and cost.
@@ -12,15 +13,9 @@ use serde::Serialize;
 pub struct Group {
     /// The day (`YYYY-MM-DD`), session id, model, project directory, turn or origin.
     pub key: String,
-    /// Input tokens not read from the cache.
-    pub input_tokens: u64,
-    /// Output tokens, reasoning included.
-    pub output_tokens: u64,
-    pub cache_write_5m_tokens: u64,
-    pub cache_write_1h_tokens: u64,
-    pub cache_read_tokens: u64,
-    /// The part of the output spent reasoning (Codex reports it).
-    pub reasoning_tokens: u64,
+    /// The tokens, count by count.
+    #[serde(flatten)]
+    pub tokens: Usage,
     /// Model calls counted (a streamed message is one).
     pub calls: u64,
     /// USD, for the tokens of the priced models.
@@ -35,12 +30,7 @@ pub struct Group {
 impl Group {
     fn add(&mut self, model: &str, tokens: &Tokens, prices: &Prices) {
         let u = &tokens.usage;
-        self.input_tokens += u.input;
-        self.output_tokens += u.output;
-        self.cache_write_5m_tokens += u.cache_write_5m;
-        self.cache_write_1h_tokens += u.cache_write_1h;
-        self.cache_read_tokens += u.cache_read;
-        self.reasoning_tokens += u.reasoning;
+        self.tokens.add(u);
         self.calls += tokens.calls;
         match prices.cost(model, u) {
             Some(cost) => self.cost_usd += cost,
@@ -124,7 +114,7 @@ mod tests {
         ];
         let (groups, total) = groups(&rows, &Prices::default());
         assert_eq!(groups.len(), 2);
-        assert_eq!(groups[0].input_tokens, 1_000_005);
+        assert_eq!(groups[0].tokens.input, 1_000_005);
         assert_eq!(groups[0].cost_usd, 1.0);
         assert_eq!(groups[0].unpriced_models, ["claude-nightly"]);
         assert_eq!(groups[1].cost_usd, 1.25);

@@ -110,13 +110,7 @@ pub struct Tokens {
 
 impl Tokens {
     pub fn add(&mut self, other: &Tokens) {
-        let (a, b) = (&mut self.usage, &other.usage);
-        a.input += b.input;
-        a.output += b.output;
-        a.cache_write_5m += b.cache_write_5m;
-        a.cache_write_1h += b.cache_write_1h;
-        a.cache_read += b.cache_read;
-        a.reasoning += b.reasoning;
+        self.usage.add(&other.usage);
         self.calls += other.calls;
     }
 }

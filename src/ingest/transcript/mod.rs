@@ -195,26 +195,39 @@ pub fn refused(session: &str, path: &str, reason: &str) -> NewEvent {
 /// Token counts of one model call, as hooklog stores them whatever the program: input not
 /// read from the cache, output (reasoning included), cache writes (5-minute and 1-hour) and
 /// cache reads. `reasoning` is the part of `output` spent reasoning (Codex reports it).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Serialized with the names every answer and stored record uses (`inputTokens`, ...).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
 pub struct Usage {
+    /// Input tokens not read from the cache.
+    #[serde(rename = "inputTokens")]
     pub input: u64,
+    /// Output tokens, reasoning included.
+    #[serde(rename = "outputTokens")]
     pub output: u64,
+    #[serde(rename = "cacheWrite5mTokens")]
     pub cache_write_5m: u64,
+    #[serde(rename = "cacheWrite1hTokens")]
     pub cache_write_1h: u64,
+    #[serde(rename = "cacheReadTokens")]
     pub cache_read: u64,
+    /// The part of the output spent reasoning (Codex reports it).
+    #[serde(rename = "reasoningTokens")]
     pub reasoning: u64,
 }
 
 impl Usage {
     pub fn to_json(self) -> Value {
-        json!({
-            "inputTokens": self.input,
-            "outputTokens": self.output,
-            "cacheWrite5mTokens": self.cache_write_5m,
-            "cacheWrite1hTokens": self.cache_write_1h,
-            "cacheReadTokens": self.cache_read,
-            "reasoningTokens": self.reasoning,
-        })
+        serde_json::to_value(self).expect("counts serialize")
+    }
+
+    /// The sum, count by count: the one place token counts are added.
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_write_5m += other.cache_write_5m;
+        self.cache_write_1h += other.cache_write_1h;
+        self.cache_read += other.cache_read;
+        self.reasoning += other.reasoning;
     }
 
     /// Reads [`Usage::to_json`] back (missing counts are 0).
