@@ -103,11 +103,18 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// The envelope of a refusal, kept on its response: a route whose seed gives refusals another
+/// shape (`/event`) reshapes what a guard or a fallback answered before its handler ran.
+#[derive(Clone)]
+pub struct Refused(pub Value);
+
 /// A refusal's answer: `status`, the JSON `body`, and the `Retry-After` header when the
 /// refusal asks the client to wait ([`ApiError::retry_after`]). The routes whose seed gives
 /// refusals another body shape (`/event`, `/event/normalized`) answer through here too.
 pub fn answer(status: StatusCode, body: Value, retry_after: Option<u64>) -> Response {
+    let refused = Refused(body.clone());
     let mut response = (status, Json(body)).into_response();
+    response.extensions_mut().insert(refused);
     if let Some(seconds) = retry_after {
         response
             .headers_mut()

@@ -93,7 +93,7 @@ where
                     {
                         crate::web::login_page(None)
                     }
-                    refusal => super::hooks::refusal(request.uri().path(), refusal),
+                    refusal => axum::response::IntoResponse::into_response(refusal),
                 };
                 return Either::Left(ready(Ok(answer)));
             }

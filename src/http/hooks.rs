@@ -2,7 +2,7 @@
 //! (seed 001). Each takes one event per request and answers in its seed's own shape.
 
 use super::AppState;
-use super::error::ApiError;
+use super::error::{ApiError, Refused};
 use super::guard::{self, Arrived};
 use crate::coordination::{Command, Outcome, Verdict};
 use crate::http::openapi::schemas;
@@ -32,36 +32,19 @@ pub const EVENT_TIME_HEADER: &str = "x-hooklog-event-time";
 /// Where `/event/normalized` (whose body is the seed's `{"ok":true}`) says what it stored.
 pub const SEQUENCE_HEADER: &str = "x-hooklog-sequence";
 
-/// `/event` refusals: the shared envelope, with `accepted: false` as seed 000 gives it.
-pub struct HookError(ApiError);
-
-impl<E: Into<ApiError>> From<E> for HookError {
-    fn from(e: E) -> Self {
-        HookError(e.into())
-    }
+/// `/event`'s refusals, whoever answered them (a guard, the method fallback, the handler): the
+/// shared envelope with `accepted: false`, as seed 000 gives every one of them. A layer on that
+/// route only (`http::router`).
+pub async fn reshape(response: Response) -> Response {
+    let Some(Refused(mut body)) = response.extensions().get::<Refused>().cloned() else {
+        return response;
+    };
+    body["accepted"] = json!(false);
+    let (mut parts, _) = response.into_parts();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    let bytes = serde_json::to_vec(&body).expect("an envelope serializes");
+    Response::from_parts(parts, axum::body::Body::from(bytes))
 }
-
-impl IntoResponse for HookError {
-    fn into_response(self) -> Response {
-        let retry_after = self.0.retry_after();
-        let (status, mut body) = self.0.parts();
-        body["accepted"] = json!(false);
-        super::error::answer(status, body, retry_after)
-    }
-}
-
-/// The answer to a request to `path` refused with `error`, wherever it was refused (a guard, a
-/// method the route does not take): `/event`'s refusals carry `accepted: false`, as seed 000
-/// gives every one of them.
-pub fn refusal(path: &str, error: ApiError) -> Response {
-    match path == EVENT_PATH {
-        true => HookError(error).into_response(),
-        false => error.into_response(),
-    }
-}
-
-/// The route of seed 000's tolerant hook ingest.
-pub const EVENT_PATH: &str = "/event";
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -130,7 +113,7 @@ pub async fn event(
     headers: HeaderMap,
     query: Result<Query<EventQuery>, QueryRejection>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Response, HookError> {
+) -> Result<Response, ApiError> {
     let Query(query) = query.map_err(ApiError::from)?;
     let body = body.map_err(|r| ApiError::from_body(r, state.config.body_limit))?;
     let id = given_event_id(&headers)?;
@@ -155,7 +138,7 @@ pub async fn event(
                 "wait must be between 1 and {}",
                 permissions::MAX_WAIT_SECONDS
             );
-            return Err(ApiError::invalid(message).into());
+            return Err(ApiError::invalid(message));
         }
         None => None,
     };
@@ -172,7 +155,7 @@ pub async fn event(
     }
     let appended = append_one(&state, parsed.event, guard::arrived(stamp)).await?;
     if let (true, Some(wait)) = (asks, wait) {
-        return Ok(decision(&state, &appended, wait).await?);
+        return decision(&state, &appended, wait).await;
     }
     if query.reply == Reply::Empty {
         // Empty, but typed: a client (or a checker) must not have to guess what no body is.

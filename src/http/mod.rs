@@ -102,12 +102,29 @@ impl std::ops::Deref for AppState {
     }
 }
 
-/// One route: a method, a path template and its handler. Built only through [`at`], so the
-/// method listed is the one the handler is routed for.
+/// One route: a method, a path template, its handler and the shape of its refusals. Built only
+/// through [`at`], so the method listed is the one the handler is routed for.
 pub struct Route {
     pub method: Method,
     pub path: &'static str,
     handler: MethodRouter<AppState>,
+    pub refusals: Refusals,
+}
+
+/// The body a route's refusals have, whoever answers them (a guard, the method fallback, the
+/// handler).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusals {
+    /// The shared envelope (docs/api.md, "Errors").
+    Api,
+    /// Seed 000's hook ingest: the envelope with `accepted: false` ([`hooks::reshape`]).
+    Hook,
+}
+
+impl Route {
+    fn refusing(self, refusals: Refusals) -> Route {
+        Route { refusals, ..self }
+    }
 }
 
 fn at<H, T>(method: Method, path: &'static str, handler: H) -> Route
@@ -120,6 +137,7 @@ where
         method,
         path,
         handler: on(filter, handler),
+        refusals: Refusals::Api,
     }
 }
 
@@ -145,7 +163,7 @@ pub fn routes() -> Vec<Route> {
         at(M::GET, "/events/{id}", events::one),
         at(M::GET, "/search", search::search),
         at(M::GET, "/changes", changes::changes),
-        at(M::POST, hooks::EVENT_PATH, hooks::event),
+        at(M::POST, "/event", hooks::event).refusing(Refusals::Hook),
         at(M::POST, "/event/normalized", hooks::normalized),
         at(M::GET, "/sessions", sessions::list),
         at(M::GET, "/sessions/{id}", sessions::one),
@@ -251,22 +269,31 @@ pub fn router(state: AppState, bound: SocketAddr) -> Router {
         deadline: state.config.body_deadline,
         max_json_depth: security.max_json_depth,
     }));
-    let router = routes()
+    // The guards wrap each route; a route whose refusals have their own shape gets them
+    // reshaped outside the guards, so what a guard refuses is reshaped too.
+    let guarded = |router: Router<AppState>| {
+        let router = router
+            .method_not_allowed_fallback(method_not_allowed)
+            .layer(DefaultBodyLimit::max(state.config.body_limit));
+        if security.cors_origins.is_empty() {
+            router.layer(guard::Checks::new([outer.clone(), inner.clone()].concat()))
+        } else {
+            router
+                .layer(guard::Checks::new(inner.clone()))
+                .layer(cors(&security.cors_origins))
+                .layer(guard::Checks::new(outer.clone()))
+        }
+    };
+    let (hooks, rest): (Vec<Route>, Vec<Route>) = routes()
         .into_iter()
-        .fold(Router::new(), |router, route| {
+        .partition(|route| route.refusals == Refusals::Hook);
+    let table = |routes: Vec<Route>| {
+        routes.into_iter().fold(Router::new(), |router, route| {
             router.route(route.path, route.handler)
         })
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(DefaultBodyLimit::max(state.config.body_limit));
-    let router = if security.cors_origins.is_empty() {
-        router.layer(guard::Checks::new([outer, inner].concat()))
-    } else {
-        router
-            .layer(guard::Checks::new(inner))
-            .layer(cors(&security.cors_origins))
-            .layer(guard::Checks::new(outer))
     };
+    let hooks = guarded(table(hooks)).layer(axum::middleware::map_response(hooks::reshape));
+    let router = guarded(table(rest).fallback(not_found)).merge(hooks);
     router
         // Outside every guard, so their refusals are counted too.
         .layer(axum::middleware::from_fn_with_state(
@@ -326,8 +353,8 @@ async fn not_found(method: Method, uri: Uri) -> axum::response::Response {
     unserved::answer(&method, &uri)
 }
 
-async fn method_not_allowed(uri: Uri) -> axum::response::Response {
-    hooks::refusal(uri.path(), ApiError::MethodNotAllowed)
+async fn method_not_allowed() -> axum::response::Response {
+    axum::response::IntoResponse::into_response(ApiError::MethodNotAllowed)
 }
 
 /// Whether the request's `name` header makes a guard refuse it: an absent header passes (the
