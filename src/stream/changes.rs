@@ -24,6 +24,7 @@ pub struct Changes {
 
 impl Source for Changes {
     type Out = Vec<Change>;
+    type Page = Vec<Change>;
     type Live = Subscription;
 
     fn subscribe(&self) -> Subscription {
@@ -54,9 +55,13 @@ impl Source for Changes {
         Ok(Read {
             first: page.first().map(|c| c.sequence),
             last,
-            out: (!page.is_empty()).then_some(page),
+            page: (!page.is_empty()).then_some(page),
             more,
         })
+    }
+
+    fn render(&self, page: Vec<Change>) -> Vec<Change> {
+        page
     }
 
     fn take(&self, last: &mut i64, group: &Arc<Published>) -> Taken<Vec<Change>> {

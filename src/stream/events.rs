@@ -30,6 +30,7 @@ pub struct Events {
 
 impl Source for Events {
     type Out = Bytes;
+    type Page = Vec<Delivery>;
     type Live = Subscription;
 
     fn subscribe(&self) -> Subscription {
@@ -45,7 +46,7 @@ impl Source for Events {
         conn: &rusqlite::Connection,
         after: i64,
         bytes: usize,
-    ) -> rusqlite::Result<Read<Bytes>> {
+    ) -> rusqlite::Result<Read<Vec<Delivery>>> {
         let scope = &self.kind.scope;
         let budget = Budget {
             events: PAGE,
@@ -69,9 +70,13 @@ impl Source for Events {
         Ok(Read {
             first: batch.first().map(|d| d.position),
             last: batch.last().map_or(after, |d| d.position),
-            out: (!batch.is_empty()).then(|| frame::events(&batch, self.kind.frame_event)),
             more: page.more,
+            page: (!batch.is_empty()).then_some(batch),
         })
+    }
+
+    fn render(&self, batch: Vec<Delivery>) -> Bytes {
+        frame::events(&batch, self.kind.frame_event)
     }
 
     fn take(&self, last: &mut i64, group: &Arc<Published>) -> Taken<Bytes> {

@@ -54,9 +54,10 @@ impl History {
 }
 
 /// One read of history.
-pub struct Read<O> {
-    /// What to send (`None`: nothing after the position).
-    pub out: Option<O>,
+pub struct Read<P> {
+    /// What was read (`None`: nothing after the position), rendered by [`Source::render`] once
+    /// the next read has started.
+    pub page: Option<P>,
     /// The position of the first item read, for the pruning check of a contiguous stream.
     pub first: Option<i64>,
     /// Everything up to here has been looked at: the newest item read, or further (a read
@@ -105,6 +106,8 @@ impl<T: Clone + Send + Sync + 'static> Live for tokio::sync::broadcast::Receiver
 pub trait Source: Send + Sync + 'static {
     /// What the stream sends: a chunk of SSE frames, or the items themselves.
     type Out: Send + 'static;
+    /// What one read of history holds, before it is rendered.
+    type Page: Send + 'static;
     type Live: Live;
     fn subscribe(&self) -> Self::Live;
     /// Whether consecutive items have consecutive positions (so a jump is a gap).
@@ -115,7 +118,10 @@ pub trait Source: Send + Sync + 'static {
         conn: &rusqlite::Connection,
         after: i64,
         bytes: usize,
-    ) -> rusqlite::Result<Read<Self::Out>>;
+    ) -> rusqlite::Result<Read<Self::Page>>;
+    /// What a page of history is sent as (done on the stream's task, while the next page is
+    /// read).
+    fn render(&self, page: Self::Page) -> Self::Out;
     /// What the stream takes from a live group after `last`, moving `last` past what it took.
     fn take(&self, last: &mut i64, group: &<Self::Live as Live>::Group) -> Taken<Self::Out>;
     /// Called when the stream fell behind the live side.
@@ -165,8 +171,8 @@ pub fn follow<S: Source>(
                 // The next read starts before this page is sent.
                 let ahead = if page.more { history.try_acquire() } else { None };
                 let following = ahead.map(|permit| read_page(last, permit));
-                if let Some(out) = page.out {
-                    yield out;
+                if let Some(read) = page.page {
+                    yield source.render(read);
                 }
                 // Polled again: the client's connection has taken the page.
                 drop(permit);

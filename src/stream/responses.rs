@@ -26,6 +26,7 @@ pub struct Responses {
 
 impl Source for Responses {
     type Out = Bytes;
+    type Page = Vec<Stored>;
     type Live = broadcast::Receiver<Arc<Vec<Stored>>>;
 
     fn subscribe(&self) -> Self::Live {
@@ -41,14 +42,18 @@ impl Source for Responses {
         conn: &rusqlite::Connection,
         after: i64,
         bytes: usize,
-    ) -> rusqlite::Result<Read<Bytes>> {
+    ) -> rusqlite::Result<Read<Vec<Stored>>> {
         let (page, more) = store::page(conn, &self.session, after, PAGE, bytes)?;
         Ok(Read {
             first: page.first().map(|r| r.sequence),
             last: page.last().map_or(after, |r| r.sequence),
-            out: (!page.is_empty()).then(|| frames(page.iter())),
+            page: (!page.is_empty()).then_some(page),
             more,
         })
+    }
+
+    fn render(&self, page: Vec<Stored>) -> Bytes {
+        frames(page.iter())
     }
 
     fn take(&self, last: &mut i64, group: &Arc<Vec<Stored>>) -> Taken<Bytes> {
