@@ -60,9 +60,11 @@ pub struct SearchQuery {
     /// Only events whose time is at or after this: an RFC 3339 time, or an age (`7d`, `12h`,
     /// `90m`).
     #[serde(default, deserialize_with = "blank_is_absent")]
+    #[param(schema_with = super::openapi::schemas::moment)]
     since: Option<String>,
     /// Only events whose time is before this (same forms as `since`).
     #[serde(default, deserialize_with = "blank_is_absent")]
+    #[param(schema_with = super::openapi::schemas::moment)]
     until: Option<String>,
     /// `newest` (default): highest sequence first. `rank`: best match first (bm25).
     #[param(schema_with = orders)]
@@ -295,20 +297,51 @@ pub(super) fn moment(
     if let Some(t) = time::normalize(text) {
         return Ok(t);
     }
-    humantime::parse_duration(text)
-        .ok()
-        .and_then(|age| chrono::Duration::from_std(age).ok())
+    age(text)
         .and_then(|age| now.checked_sub_signed(age))
         .map(time::format)
         .ok_or_else(|| {
             ApiError::invalid(format!(
-                "{name} must be an RFC 3339 time (2026-11-30T12:00:00Z) or an age (7d, 12h, 90m)"
+                "{name} must be an RFC 3339 time (2026-11-30T12:00:00Z) or an age: 1 to 5 digits and s, m, h, d or w (7d, 12h, 90m)"
             ))
         })
 }
 
+/// An age as the description states it (`schemas::moment`): 1 to 5 digits, then `s`, `m`,
+/// `h`, `d` or `w`. Nothing else, so what the description allows is exactly what is read.
+fn age(text: &str) -> Option<chrono::Duration> {
+    let unit = text.chars().last()?;
+    let digits = &text[..text.len() - unit.len_utf8()];
+    if digits.is_empty() || digits.len() > 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: i64 = digits.parse().ok()?;
+    match unit {
+        's' => Some(chrono::Duration::seconds(n)),
+        'm' => Some(chrono::Duration::minutes(n)),
+        'h' => Some(chrono::Duration::hours(n)),
+        'd' => Some(chrono::Duration::days(n)),
+        'w' => Some(chrono::Duration::weeks(n)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ages_are_digits_and_one_unit_as_described() {
+        let now = chrono::Utc::now();
+        for ok in ["7d", "12h", "90m", "30s", "2w", "0d", "99999d"] {
+            assert!(super::moment("since", ok, now).is_ok(), "{ok}");
+        }
+        for bad in [
+            "", "d", "7", "1 day", "12h 30m", "1y", "100000d", "-1d", "7D", "٣d",
+        ] {
+            assert!(super::moment("since", bad, now).is_err(), "{bad}");
+        }
+        assert!(super::moment("since", "2026-11-30T12:00:00+02:00", now).is_ok());
+    }
+
     #[test]
     fn terms_and_prefixes_are_counted_as_fts5_reads_them() {
         assert_eq!(super::terms_of("\"cargo\" \"test\""), (2, 0));

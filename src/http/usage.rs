@@ -23,12 +23,14 @@ pub struct UsageQuery {
     by: Option<String>,
     /// Only calls at or after this time: an RFC 3339 time, or an age (`7d`, `12h`).
     #[serde(default, deserialize_with = "blank_is_absent")]
+    #[param(schema_with = super::openapi::schemas::moment)]
     since: Option<String>,
     /// Only this session's calls (`sessionId` is accepted too).
     #[serde(alias = "sessionId")]
     session: Option<String>,
     /// The UTC offset days are counted in (`+02:00`, `-0530`, `Z`); UTC by default.
     #[serde(default, deserialize_with = "blank_is_absent")]
+    #[param(schema_with = super::openapi::schemas::utc_offset)]
     tz: Option<String>,
 }
 

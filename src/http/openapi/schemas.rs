@@ -6,8 +6,8 @@
 use serde_json::Value;
 use std::borrow::Cow;
 use utoipa::openapi::schema::{
-    AdditionalProperties, ArrayBuilder, Object, ObjectBuilder, OneOfBuilder, Schema, SchemaType,
-    Type,
+    AdditionalProperties, ArrayBuilder, KnownFormat, Object, ObjectBuilder, OneOfBuilder, Schema,
+    SchemaFormat, SchemaType, Type,
 };
 use utoipa::openapi::{Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
@@ -21,6 +21,31 @@ pub fn one_of(values: &[&str]) -> Object {
     ObjectBuilder::new()
         .schema_type(Type::String)
         .enum_values(Some(values.iter().copied()))
+        .build()
+}
+
+/// A moment as `since`/`until` take it: an RFC 3339 time, or an age back from now (`7d`,
+/// `12h`, `90m`, `30s`, `2w`), exactly as `http::search::moment` reads them.
+pub fn moment() -> Schema {
+    let time = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)));
+    let age = ObjectBuilder::new()
+        .schema_type(Type::String)
+        // Empty counts as absent (docs/api.md, "Query parameters").
+        .pattern(Some("^([0-9]{1,5}[smhdw])?$"));
+    OneOfBuilder::new().item(time).item(age).build().into()
+}
+
+/// A UTC offset as `/usage`'s `tz` takes it: `Z`, `UTC`, `+2`, `+02:00`, `-0530`, at most 14
+/// hours either way.
+pub fn utc_offset() -> Object {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(
+            // Empty counts as absent (docs/api.md, "Query parameters").
+            "^(|Z|z|UTC|utc|[+-](0?[0-9]|1[0-3])(:[0-5][0-9])?|[+-](0[0-9]|1[0-3])[0-5][0-9]|[+-]14(:?00)?)$",
+        ))
         .build()
 }
 
