@@ -45,9 +45,8 @@ use crate::config::Config;
 use crate::store::Store;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, MatchedPath};
-use axum::handler::Handler;
 use axum::http::{HeaderName, Method, Request, Uri, header};
-use axum::routing::{MethodFilter, MethodRouter, on};
+use axum::routing::MethodRouter;
 use error::ApiError;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -55,6 +54,9 @@ use std::time::Instant;
 use tokio::sync::{Semaphore, watch};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::trace::TraceLayer;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::path::Paths;
+use utoipa::openapi::schema::Schema;
 
 /// Handles every handler needs, behind one shared pointer: a request clones the state for
 /// each middleware and for its handler, and one reference count per clone costs less than
@@ -102,12 +104,16 @@ impl std::ops::Deref for AppState {
     }
 }
 
-/// One route: a method, a path template, its handler and the shape of its refusals. Built only
-/// through [`at`], so the method listed is the one the handler is routed for.
+/// One route: a method, a path template, its handler, its OpenAPI description and the shape of
+/// its refusals. Built only by [`route!`] from the handler's `#[utoipa::path]` annotation, so the
+/// method and path served are the ones described.
 pub struct Route {
     pub method: Method,
-    pub path: &'static str,
+    pub path: String,
     handler: MethodRouter<AppState>,
+    /// The operation as the description lists it, and the schemas it names.
+    pub(crate) described: Paths,
+    pub(crate) schemas: Vec<(String, RefOr<Schema>)>,
     pub refusals: Refusals,
 }
 
@@ -122,125 +128,116 @@ pub enum Refusals {
 }
 
 impl Route {
+    /// The route `utoipa_axum::routes!` made of one annotated handler.
+    fn new(
+        (schemas, described, handler): utoipa_axum::router::UtoipaMethodRouter<AppState>,
+    ) -> Route {
+        let mut operations = described.paths.iter().flat_map(|(path, item)| {
+            let methods = [
+                (Method::GET, item.get.is_some()),
+                (Method::POST, item.post.is_some()),
+                (Method::PUT, item.put.is_some()),
+                (Method::DELETE, item.delete.is_some()),
+                (Method::PATCH, item.patch.is_some()),
+            ];
+            methods
+                .into_iter()
+                .filter(|(_, has)| *has)
+                .map(move |(method, _)| (method, path.clone()))
+        });
+        let (method, path) = operations.next().expect("the handler is annotated");
+        assert!(operations.next().is_none(), "one operation per handler");
+        Route {
+            method,
+            path,
+            handler,
+            described,
+            schemas,
+            refusals: Refusals::Api,
+        }
+    }
+
     fn refusing(self, refusals: Refusals) -> Route {
         Route { refusals, ..self }
     }
 }
 
-fn at<H, T>(method: Method, path: &'static str, handler: H) -> Route
-where
-    H: Handler<T, AppState>,
-    T: 'static,
-{
-    let filter = MethodFilter::try_from(method.clone()).expect("a routable method");
-    Route {
-        method,
-        path,
-        handler: on(filter, handler),
-        refusals: Refusals::Api,
-    }
+/// The [`Route`] of a handler, from its `#[utoipa::path]` annotation.
+macro_rules! route {
+    ($handler:path) => {
+        Route::new(utoipa_axum::routes!($handler))
+    };
 }
 
-/// Every route hooklog serves, in one table. The router is built from it, and the tests walk
-/// it (every route but `/health` must want the token), so a route cannot be served without
-/// being listed here. Every `GET` also answers `HEAD`.
+/// Every route hooklog serves, in one table, each written once: its method, path and
+/// description come from the handler's annotation. The router and the OpenAPI description are
+/// built from it, and the tests walk it (every route but `/health` must want the token), so a
+/// route cannot be served without being listed and described here. Every `GET` also answers
+/// `HEAD`.
 pub fn routes() -> Vec<Route> {
-    use Method as M;
     vec![
-        at(M::GET, "/", live::root),
-        at(M::GET, "/s/{id}", pages::session),
-        at(M::GET, "/coordination", pages::coordination),
-        at(M::GET, "/assets/{file}", pages::asset),
-        at(M::POST, auth::LOGIN_PATH, login::login),
-        at(M::POST, "/logout", login::logout),
-        at(M::GET, "/pulse", pulse::pulse),
-        at(M::GET, "/health", health::health),
-        at(M::GET, "/stats", health::stats),
-        at(M::GET, "/metrics", metrics::metrics),
-        at(M::GET, "/openapi.json", openapi::openapi),
-        at(M::GET, "/events", events::list),
-        at(M::POST, "/events", events::ingest),
-        at(M::GET, "/events/{id}", events::one),
-        at(M::GET, "/search", search::search),
-        at(M::GET, "/changes", changes::changes),
-        at(M::POST, "/event", hooks::event).refusing(Refusals::Hook),
-        at(M::POST, "/event/normalized", hooks::normalized),
-        at(M::GET, "/sessions", sessions::list),
-        at(M::GET, "/sessions/{id}", sessions::one),
-        at(M::GET, "/usage", usage::usage),
-        at(M::GET, "/sessions/{id}/events", streams::session),
-        at(M::GET, "/sessions/{id}/export", recordings::export),
-        at(M::GET, "/sessions/{id}/replay", recordings::replay),
-        at(M::GET, "/sessions/{id}/projections", projections::until),
-        at(M::GET, "/factory-sessions/{id}", factory::one),
-        at(M::GET, "/factory-sessions/{id}/events", factory::stream),
-        at(M::POST, "/factory-sessions/{id}/events", factory::ingest),
-        at(
-            M::GET,
-            "/factory-sessions/{id}/response-events",
-            responses::stream,
-        ),
-        at(
-            M::POST,
-            "/factory-sessions/{id}/response-events",
-            responses::ingest,
-        ),
-        at(M::GET, "/factory-sessions/{id}/work", factory::work),
-        at(
-            M::GET,
-            "/factory-sessions/{id}/dispatches",
-            factory::dispatches,
-        ),
-        at(M::GET, "/heroes", heroes::list),
-        at(M::GET, "/heroes/{id}", heroes::one),
-        at(M::GET, "/missions", missions::list),
-        at(M::GET, "/missions/{id}", missions::one),
-        at(M::GET, "/tool-uses", missions::list_tool_uses),
-        at(M::GET, "/owners", owners::list),
-        at(M::POST, "/owners/acquire", owners::acquire),
-        at(M::GET, "/owners/{platform}/{account}", owners::one),
-        at(
-            M::POST,
-            "/owners/{platform}/{account}/heartbeat",
-            owners::heartbeat,
-        ),
-        at(
-            M::POST,
-            "/owners/{platform}/{account}/release",
-            owners::release,
-        ),
-        at(
-            M::POST,
-            "/owners/{platform}/{account}/verify-token",
-            owners::verify_token,
-        ),
-        at(M::GET, "/claims", claims::list),
-        at(M::POST, "/claims", claims::claim),
-        at(M::GET, "/claims/{chat}", claims::one),
-        at(M::POST, "/claims/{chat}/release", claims::release),
-        at(M::GET, "/actions", claims::actions),
-        at(M::GET, "/gaps", gaps::list),
-        at(M::POST, "/gaps", gaps::open),
-        at(M::GET, "/gaps/{id}", gaps::one),
-        at(M::POST, "/gaps/{id}/close", gaps::close),
-        at(M::POST, "/gaps/{id}/refuse", gaps::refuse),
-        at(M::POST, "/gaps/{id}/resume", gaps::resume),
-        at(
-            M::GET,
-            "/accounts/{platform}/{account}/behind",
-            gaps::behind,
-        ),
-        at(M::GET, "/alerts", alerts::list),
-        at(M::POST, "/alerts/{id}/ack", alerts::acknowledge),
-        at(M::GET, "/permission-requests", permissions::list),
-        at(M::GET, "/permission-requests/{id}", permissions::one),
-        at(
-            M::POST,
-            "/permission-requests/{id}/expire",
-            permissions::expire,
-        ),
-        at(M::POST, "/permission-response", permissions::respond),
-        at(M::POST, "/plan/approve", permissions::approve_plan),
+        route!(live::root),
+        route!(pages::session),
+        route!(pages::coordination),
+        route!(pages::asset),
+        route!(login::login),
+        route!(login::logout),
+        route!(pulse::pulse),
+        route!(health::health),
+        route!(health::stats),
+        route!(metrics::metrics),
+        route!(openapi::openapi),
+        route!(events::list),
+        route!(events::ingest),
+        route!(events::one),
+        route!(search::search),
+        route!(changes::changes),
+        route!(hooks::event).refusing(Refusals::Hook),
+        route!(hooks::normalized),
+        route!(sessions::list),
+        route!(sessions::one),
+        route!(usage::usage),
+        route!(streams::session),
+        route!(recordings::export),
+        route!(recordings::replay),
+        route!(projections::until),
+        route!(factory::one),
+        route!(factory::stream),
+        route!(factory::ingest),
+        route!(responses::stream),
+        route!(responses::ingest),
+        route!(factory::work),
+        route!(factory::dispatches),
+        route!(heroes::list),
+        route!(heroes::one),
+        route!(missions::list),
+        route!(missions::one),
+        route!(missions::list_tool_uses),
+        route!(owners::list),
+        route!(owners::acquire),
+        route!(owners::one),
+        route!(owners::heartbeat),
+        route!(owners::release),
+        route!(owners::verify_token),
+        route!(claims::list),
+        route!(claims::claim),
+        route!(claims::one),
+        route!(claims::release),
+        route!(claims::actions),
+        route!(gaps::list),
+        route!(gaps::open),
+        route!(gaps::one),
+        route!(gaps::close),
+        route!(gaps::refuse),
+        route!(gaps::resume),
+        route!(gaps::behind),
+        route!(alerts::list),
+        route!(alerts::acknowledge),
+        route!(permissions::list),
+        route!(permissions::one),
+        route!(permissions::expire),
+        route!(permissions::respond),
+        route!(permissions::approve_plan),
     ]
 }
 
@@ -289,7 +286,7 @@ pub fn router(state: AppState, bound: SocketAddr) -> Router {
         .partition(|route| route.refusals == Refusals::Hook);
     let table = |routes: Vec<Route>| {
         routes.into_iter().fold(Router::new(), |router, route| {
-            router.route(route.path, route.handler)
+            router.route(&route.path, route.handler)
         })
     };
     let hooks = guarded(table(hooks)).layer(axum::middleware::map_response(hooks::reshape));

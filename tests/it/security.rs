@@ -48,7 +48,7 @@ async fn every_route_but_health_wants_the_token() {
     let routes = hooklog::http::routes();
     assert!(routes.len() > 30, "the route table is the whole surface");
     for route in &routes {
-        let path = concrete(route.path);
+        let path = concrete(&route.path);
         let mut methods = vec![route.method.clone()];
         if route.method == Method::GET {
             methods.push(Method::HEAD);

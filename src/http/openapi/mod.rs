@@ -2,17 +2,13 @@
 //! the `#[utoipa::path]` annotation on each handler and the schemas its request and response
 //! types derive. docs/api.md stays the prose guide; this is for clients, explorers and fuzzers.
 //!
-//! The route table ([`super::routes`]) stays the one place routes are served from; a test
-//! checks that every route in it is described here, and that every status described is one a
-//! request can get.
+//! The operations are the route table's ([`super::routes`]): each route carries its handler's
+//! description, so a route is served and described from one line. A test checks that every
+//! status described is one a request can get.
 
 pub mod schemas;
 
-use super::{
-    alerts, auth, changes, claims, events, factory, gaps, health, heroes, hooks, live, login,
-    metrics, missions, owners, pages, permissions, projections, pulse, recordings, responses,
-    search, sessions, streams, usage,
-};
+use super::{auth, hooks};
 use axum::http::{Method, header};
 use axum::response::{IntoResponse, Response};
 use std::sync::OnceLock;
@@ -30,72 +26,7 @@ use utoipa::{Modify, OpenApi};
             --max-streams is 503, a client over --rate-limit is 429, and a Host or Origin \
             header naming another server or page is 403. Every GET also answers HEAD."
     ),
-    paths(
-        live::root,
-        pages::session,
-        pages::coordination,
-        pages::asset,
-        login::login,
-        login::logout,
-        pulse::pulse,
-        health::health,
-        health::stats,
-        metrics::metrics,
-        openapi,
-        events::list,
-        events::ingest,
-        events::one,
-        search::search,
-        changes::changes,
-        hooks::event,
-        hooks::normalized,
-        sessions::list,
-        sessions::one,
-        usage::usage,
-        streams::session,
-        projections::until,
-        recordings::export,
-        recordings::replay,
-        factory::one,
-        factory::stream,
-        factory::ingest,
-        responses::stream,
-        responses::ingest,
-        factory::work,
-        factory::dispatches,
-        heroes::list,
-        heroes::one,
-        missions::list,
-        missions::one,
-        missions::list_tool_uses,
-        owners::list,
-        owners::acquire,
-        owners::one,
-        owners::heartbeat,
-        owners::release,
-        owners::verify_token,
-        claims::list,
-        claims::claim,
-        claims::one,
-        claims::release,
-        claims::actions,
-        gaps::list,
-        gaps::open,
-        gaps::one,
-        gaps::close,
-        gaps::refuse,
-        gaps::resume,
-        gaps::behind,
-        alerts::list,
-        alerts::acknowledge,
-        permissions::list,
-        permissions::one,
-        permissions::expire,
-        permissions::respond,
-        permissions::approve_plan,
-    ),
-    components(schemas(hooks::Reply)),
-    modifiers(&BearerToken)
+    components(schemas(hooks::Reply))
 )]
 pub struct ApiDoc;
 
@@ -180,9 +111,14 @@ fn operation_id(method: &str, path: &str) -> String {
 pub fn document() -> &'static str {
     static JSON: OnceLock<String> = OnceLock::new();
     JSON.get_or_init(|| {
-        ApiDoc::openapi()
-            .to_pretty_json()
-            .expect("the description serializes")
+        let mut doc = ApiDoc::openapi();
+        let components = doc.components.get_or_insert_with(Default::default);
+        for route in super::routes() {
+            doc.paths.merge(route.described);
+            components.schemas.extend(route.schemas);
+        }
+        BearerToken.modify(&mut doc);
+        doc.to_pretty_json().expect("the description serializes")
     })
 }
 
