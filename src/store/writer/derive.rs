@@ -13,10 +13,10 @@
 //! ([`search::catch_up`]).
 
 use super::batch::control;
-use super::thread::WriterThread;
 use crate::projection::search;
-use crate::store::stages::Stage;
-use std::sync::Mutex;
+use crate::store::stages::{Stage, Stages};
+use rusqlite::Connection;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -29,8 +29,9 @@ const CATCH_UP_STEP: i64 = 2_000;
 /// How long after a failed pass the next one may run.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-/// What the writer has acknowledged but not yet derived.
-#[derive(Default)]
+/// What the writer has acknowledged but not yet derived, and the passes that derive it.
+/// Invariants: `texts` holds every text after `through` when `complete`, and nothing else;
+/// readers' `progress` says `through`.
 pub(super) struct Derived {
     /// Every event at or below this sequence has its search rows (as committed).
     through: i64,
@@ -46,17 +47,44 @@ pub(super) struct Derived {
     batches: Vec<(i64, Instant, usize)>,
     /// After a failed pass: not before then.
     retry_at: Option<Instant>,
+    /// Whether search rows are written at all (not on a scratch database, nor in `bench
+    /// search`'s measurement without the index).
+    search_index: bool,
+    /// How far the search rows have got, shared with readers.
+    progress: Arc<SearchProgress>,
+    /// The connection's `PRAGMA synchronous` (2: FULL), which a pass relaxes.
+    synchronous: i64,
+    /// Where the `derive` stage is timed.
+    stages: Stages,
 }
 
 impl Derived {
-    /// Starting from the file: indexed through `through`, acknowledged through `head`.
-    pub(super) fn starting(through: i64, head: i64) -> Derived {
-        Derived {
+    /// Starting from the file on `conn`: indexed through `search_through`, acknowledged
+    /// through `head`.
+    pub(super) fn starting(
+        conn: &Connection,
+        head: i64,
+        search_index: bool,
+        stages: Stages,
+    ) -> rusqlite::Result<Derived> {
+        let through = search::through(conn)?;
+        Ok(Derived {
             through,
             last: head,
+            texts: Vec::new(),
             complete: through >= head,
-            ..Derived::default()
-        }
+            batches: Vec::new(),
+            retry_at: None,
+            search_index,
+            progress: Arc::new(SearchProgress::new(through)),
+            synchronous: conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?,
+            stages,
+        })
+    }
+
+    /// How far the search rows have got, for readers.
+    pub(super) fn progress(&self) -> Arc<SearchProgress> {
+        self.progress.clone()
     }
 
     pub(super) fn through(&self) -> i64 {
@@ -68,17 +96,31 @@ impl Derived {
         self.batches.first().map(|b| b.1)
     }
 
-    /// A committed batch: its events' texts, its last sequence, its events and when it committed.
-    fn committed(&mut self, texts: &mut Vec<(i64, String)>, last: i64, events: usize, at: Instant) {
+    /// After a batch's commit: its events' texts (`events` of them, through `last`) wait for
+    /// the next pass, or, on a server that indexes nothing, nothing waits.
+    pub(super) fn committed(
+        &mut self,
+        mut texts: Vec<(i64, String)>,
+        last: i64,
+        events: usize,
+        at: Instant,
+    ) {
+        if !self.search_index {
+            self.last = last;
+            self.through = last;
+            self.progress.moved(last, None);
+            return;
+        }
         if events == 0 {
             return;
         }
         match self.complete {
-            true => self.texts.append(texts),
+            true => self.texts.append(&mut texts),
             false => texts.clear(),
         }
         self.last = last;
         self.batches.push((last, at, events));
+        self.progress.waiting_since(at);
     }
 
     /// The head as the file has it: when it is not the last sequence this writer acknowledged
@@ -107,104 +149,83 @@ impl Derived {
     }
 }
 
-impl WriterThread {
+impl Derived {
     /// One pass: the waiting texts (or, when they are not all in memory, up to
     /// `CATCH_UP_STEP` events read from the log) written in a transaction of their own. A
     /// failure is logged; the next pass reads the events from the log again. Returns whether
     /// it moved `search_through`.
-    pub(super) fn derive(&mut self) -> bool {
-        if !self.search_index || !self.derived.ready() {
+    pub(super) fn derive(&mut self, conn: &Connection) -> bool {
+        if !self.search_index || !self.ready() {
             return false;
         }
         let relax = self.synchronous >= 2;
         let pass = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             if relax {
-                control(&self.conn, "PRAGMA synchronous = NORMAL")?;
+                control(conn, "PRAGMA synchronous = NORMAL")?;
             }
-            let written = self.derive_pass();
+            let written = self.pass(conn);
             if relax {
                 // Back to the acknowledging commits' durability, whatever the pass did.
-                self.restore_synchronous()?;
+                self.restore_synchronous(conn)?;
             }
             written
         }));
         let failed = match pass {
             Ok(Ok(through)) => {
-                let moved = through > self.derived.through;
-                self.derived_done(through);
+                let moved = through > self.through;
+                self.done(through);
                 return moved;
             }
             Ok(Err(e)) => e.to_string(),
             Err(_) => "a derive pass panicked (a bug)".to_string(),
         };
-        if !self.conn.is_autocommit() {
-            let _ = self.conn.execute_batch("ROLLBACK");
+        if !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
         }
         if relax {
-            let _ = self.restore_synchronous();
+            let _ = self.restore_synchronous(conn);
         }
-        self.derived.texts.clear();
-        self.derived.complete = false;
-        self.derived.retry_at = Some(Instant::now() + RETRY_AFTER);
-        tracing::warn!(error = %failed, through = self.derived.through, "writing search rows failed; they are read from the log again at the next pass");
+        self.texts.clear();
+        self.complete = false;
+        self.retry_at = Some(Instant::now() + RETRY_AFTER);
+        tracing::warn!(error = %failed, through = self.through, "writing search rows failed; they are read from the log again at the next pass");
         false
     }
 
-    fn restore_synchronous(&self) -> rusqlite::Result<()> {
-        control(
-            &self.conn,
-            &format!("PRAGMA synchronous = {}", self.synchronous),
-        )
+    fn restore_synchronous(&self, conn: &Connection) -> rusqlite::Result<()> {
+        control(conn, &format!("PRAGMA synchronous = {}", self.synchronous))
     }
 
-    /// After a batch's commit: its events' texts wait for the next pass, or, on a server that
-    /// indexes nothing (`serve --no-search-index`, a scratch database), nothing waits.
-    pub(super) fn derived_committed(&mut self, events: usize, at: Instant) {
-        if !self.search_index {
-            self.derived.last = self.head;
-            self.derived.through = self.head;
-            self.progress.moved(self.head, None);
-            return;
-        }
-        self.derived
-            .committed(&mut self.texts, self.head, events, at);
-        if events > 0 {
-            self.progress.waiting_since(at);
-        }
-    }
-
-    fn derive_pass(&mut self) -> rusqlite::Result<i64> {
-        control(&self.conn, "BEGIN IMMEDIATE")?;
-        let through = match self.derived.complete {
+    fn pass(&mut self, conn: &Connection) -> rusqlite::Result<i64> {
+        control(conn, "BEGIN IMMEDIATE")?;
+        let through = match self.complete {
             true => {
-                let last = self.derived.last;
-                search::write(&self.conn, &self.derived.texts, last)?;
-                last
+                search::write(conn, &self.texts, self.last)?;
+                self.last
             }
-            false => search::catch_up(&self.conn, CATCH_UP_STEP)?,
+            false => search::catch_up(conn, CATCH_UP_STEP)?,
         };
-        control(&self.conn, "COMMIT")?;
+        control(conn, "COMMIT")?;
         Ok(through)
     }
 
     /// After a pass committed through `through`: the batches it covered are timed, and readers
     /// told.
-    fn derived_done(&mut self, through: i64) {
+    fn done(&mut self, through: i64) {
         let now = Instant::now();
-        let derived = &mut self.derived;
-        derived.through = through;
-        derived.retry_at = None;
-        if derived.complete {
-            derived.texts.clear();
-        } else if through >= derived.last {
+        self.through = through;
+        self.retry_at = None;
+        if self.complete {
+            self.texts.clear();
+        } else if through >= self.last {
             // Caught up from the log: the next batches' texts are kept in memory again.
-            derived.complete = true;
+            self.complete = true;
         }
-        let covered = derived.batches.partition_point(|b| b.0 <= through);
-        for (_, committed, events) in derived.batches.drain(..covered) {
+        let covered = self.batches.partition_point(|b| b.0 <= through);
+        for (_, committed, events) in self.batches.drain(..covered) {
             self.stages.observe(Stage::Derive, now - committed, events);
         }
-        self.progress.moved(through, self.derived.oldest());
+        self.progress.moved(through, self.oldest());
     }
 }
 

@@ -6,11 +6,9 @@
 use super::batch::Pending;
 use super::thread::WriterThread;
 use super::{AppendError, Appended};
-use crate::coordination;
-use crate::event::{NewEvent, time};
+use crate::event::NewEvent;
 use crate::store::stages::Arrival;
 use rusqlite::Connection;
-use std::time::Duration;
 use tokio::sync::oneshot;
 
 pub struct Local(WriterThread);
@@ -19,13 +17,7 @@ impl Local {
     /// The writer on `conn` (open and migrated). It does not index for search: nothing
     /// searches a scratch database.
     pub fn new(conn: Connection) -> rusqlite::Result<Local> {
-        // Only coordination commands read the rules, and a scratch database takes events.
-        let rules = coordination::Rules {
-            owner_hung_after: Duration::from_secs(60),
-        };
-        let mut thread = WriterThread::new(conn, Box::new(()), time::Clock::default(), rules)?;
-        thread.search_index = false;
-        Ok(Local(thread))
+        Ok(Local(WriterThread::scratch(conn, false)?))
     }
 
     /// Appends one request's events in a transaction of their own and commits it; answers as
@@ -42,6 +34,6 @@ impl Local {
     }
 
     pub fn conn(&self) -> &Connection {
-        &self.0.conn
+        self.0.conn()
     }
 }

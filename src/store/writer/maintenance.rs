@@ -1,52 +1,73 @@
 //! The writer's work between batches: pruning the log and the response events to their
 //! retention, recording positions with JetStream streams, and folding the WAL at shutdown.
 
-use super::thread::WriterThread;
 use super::{Position, Pruning, PruningState, SHUTDOWN_CHECKPOINT_WAIT};
 use crate::event::time;
 use crate::response;
-use crate::store::retention;
-use rusqlite::params;
+use crate::store::retention::{self, Retention};
+use crate::store::snapshot::Snapshot;
+use rusqlite::{Connection, params};
+use std::sync::{Arc, Mutex};
 
-impl WriterThread {
-    /// Moves a position forward (never back). A failure is logged: the position stays where it
-    /// was, so those events are published or consumed again after a restart (as duplicates).
-    pub(super) fn record_position(&mut self, kind: Position, stream: &str, sequence: i64) {
-        let table = kind.table();
-        let recorded = self
-            .conn
-            .prepare_cached(&format!(
-                "INSERT INTO {table} (stream, sequence, recorded_at) VALUES (?1, ?2, ?3)
-                 ON CONFLICT (stream) DO UPDATE SET sequence = excluded.sequence,
-                     recorded_at = excluded.recorded_at
-                 WHERE excluded.sequence > {table}.sequence"
-            ))
-            .and_then(|mut s| s.execute(params![stream, sequence, time::now()]));
-        if let Err(error) = recorded {
-            tracing::warn!(%error, stream, sequence, table, "could not record a position");
+/// What the log and the response events are kept for, and how pruning them goes.
+pub(super) struct Upkeep {
+    retention: Retention,
+    /// The retention snapshot's file, opened by the first prune step that needs it.
+    snapshot: Snapshot,
+    /// The JetStream stream this log is published to (`serve --publish`): retention keeps
+    /// every event until it is published.
+    publish_stream: Option<String>,
+    /// The response events' own retention.
+    response_retention: response::Retention,
+    /// How pruning goes, shared with readers (`/health`, `/stats`).
+    pruning: Arc<Mutex<Pruning>>,
+}
+
+impl Upkeep {
+    pub(super) fn new(
+        conn: &Connection,
+        retention: Retention,
+        response_retention: response::Retention,
+        publish_stream: Option<String>,
+    ) -> rusqlite::Result<Upkeep> {
+        let mut pruning = Pruning::default();
+        if retention.is_set() {
+            pruning.state = PruningState::Ok;
         }
+        Ok(Upkeep {
+            retention,
+            snapshot: Snapshot::of(conn)?,
+            publish_stream,
+            response_retention,
+            pruning: Arc::new(Mutex::new(pruning)),
+        })
     }
 
-    /// One bounded prune step, when retention is configured. A failure is logged and retried at
-    /// the next step; it never affects ingest.
-    pub(super) fn prune(&mut self, min_step: i64) {
+    /// How pruning goes, for readers.
+    pub(super) fn pruning(&self) -> Arc<Mutex<Pruning>> {
+        self.pruning.clone()
+    }
+
+    /// One bounded prune step of at least `min_step` events, when retention is configured;
+    /// the search rows are written through `indexed_through`. Returns whether it pruned. A
+    /// failure is logged and retried at the next step; it never affects ingest.
+    pub(super) fn prune(&mut self, conn: &Connection, min_step: i64, indexed_through: i64) -> bool {
         if !self.retention.is_set() {
-            return;
+            return false;
         }
         let now = chrono::Utc::now();
         // A prune step runs projection code (it advances the retention snapshot), so a panic
         // there is caught like a batch's: the step is rolled back and the writer lives on.
         let publish_stream = self.publish_stream.as_deref();
-        let indexed_through = Some(self.derived.through());
         let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             retention::prune_step_min(
-                &self.conn,
+                conn,
                 &mut self.snapshot,
                 &self.retention,
                 now,
                 min_step,
                 publish_stream,
-                indexed_through,
+                Some(indexed_through),
             )
         }));
         let error = match step {
@@ -59,16 +80,12 @@ impl WriterThread {
             })) => {
                 let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
                 pruning.unpublished = unpublished as u64;
-                return;
+                return false;
             }
             Ok(Ok(retention::Step {
                 pruned,
                 unpublished,
             })) => {
-                // A prune step leaves the live `sessions` rows and every session's numbering
-                // as they were; forgetting them anyway (at most once per 1,000 pruned events or
-                // per second) keeps the caches from depending on that.
-                self.sessions.forget();
                 tracing::debug!(pruned, "pruned the oldest events");
                 let recovered = {
                     let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
@@ -84,13 +101,13 @@ impl WriterThread {
                 if recovered > 0 {
                     tracing::info!(failures = recovered, "pruning works again");
                 }
-                return;
+                return true;
             }
             Ok(Err(e)) => e.to_string(),
             Err(_) => "a prune step panicked (a bug); it was rolled back".to_string(),
         };
-        if !self.conn.is_autocommit() {
-            let _ = self.conn.execute_batch("ROLLBACK");
+        if !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
         }
         let failures = {
             let mut pruning = self.pruning.lock().unwrap_or_else(|e| e.into_inner());
@@ -110,47 +127,63 @@ impl WriterThread {
                 "pruning failed; events are kept past the retention limit until it works again (retried every second)"
             );
         }
+        false
     }
 
     /// One prune step of the response events (their own retention, on the periodic tick). A
     /// failure is logged and retried at the next tick.
-    pub(super) fn prune_responses(&mut self) {
-        match response::store::prune(&self.conn, &self.response_retention, chrono::Utc::now()) {
+    pub(super) fn prune_responses(&self, conn: &Connection) {
+        match response::store::prune(conn, &self.response_retention, chrono::Utc::now()) {
             Ok(0) => {}
             Ok(pruned) => tracing::debug!(pruned, "pruned the oldest response events"),
             Err(e) => {
-                if !self.conn.is_autocommit() {
-                    let _ = self.conn.execute_batch("ROLLBACK");
+                if !conn.is_autocommit() {
+                    let _ = conn.execute_batch("ROLLBACK");
                 }
                 tracing::warn!(error = %e, "pruning response events failed; retried in a second");
             }
         }
     }
+}
 
-    /// Folds the WAL into the main file so a stopped hooklog leaves one self-contained file.
-    /// An open reader (someone's sqlite3) can hold it up: wait a moment, then leave the WAL
-    /// in place, which is safe (the next open replays it).
-    pub(super) fn fold_wal(&self) {
-        let _ = self.conn.busy_timeout(SHUTDOWN_CHECKPOINT_WAIT);
-        let result = self
-            .conn
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                ))
-            });
-        match result {
-            Ok((0, _, _)) => {}
-            Ok((_, log, checkpointed)) => tracing::warn!(
-                log,
-                checkpointed,
-                "a reader kept the WAL busy at shutdown; it stays beside the database and is replayed on next open"
-            ),
-            Err(e) => {
-                tracing::warn!(error = %e, "checkpoint at shutdown failed; the WAL is kept and replayed on next open")
-            }
+/// Moves a position forward (never back). A failure is logged: the position stays where it
+/// was, so those events are published or consumed again after a restart (as duplicates).
+pub(super) fn record_position(conn: &Connection, kind: Position, stream: &str, sequence: i64) {
+    let table = kind.table();
+    let recorded = conn
+        .prepare_cached(&format!(
+            "INSERT INTO {table} (stream, sequence, recorded_at) VALUES (?1, ?2, ?3)
+             ON CONFLICT (stream) DO UPDATE SET sequence = excluded.sequence,
+                 recorded_at = excluded.recorded_at
+             WHERE excluded.sequence > {table}.sequence"
+        ))
+        .and_then(|mut s| s.execute(params![stream, sequence, time::now()]));
+    if let Err(error) = recorded {
+        tracing::warn!(%error, stream, sequence, table, "could not record a position");
+    }
+}
+
+/// Folds the WAL into the main file so a stopped hooklog leaves one self-contained file.
+/// An open reader (someone's sqlite3) can hold it up: wait a moment, then leave the WAL
+/// in place, which is safe (the next open replays it).
+pub(super) fn fold_wal(conn: &Connection) {
+    let _ = conn.busy_timeout(SHUTDOWN_CHECKPOINT_WAIT);
+    let result = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, i64>(2)?,
+        ))
+    });
+    match result {
+        Ok((0, _, _)) => {}
+        Ok((_, log, checkpointed)) => tracing::warn!(
+            log,
+            checkpointed,
+            "a reader kept the WAL busy at shutdown; it stays beside the database and is replayed on next open"
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "checkpoint at shutdown failed; the WAL is kept and replayed on next open")
         }
     }
 }

@@ -10,18 +10,16 @@
 //! The handle ([`Writer`]) and what it sends and answers are here; the thread is in parts:
 //!
 //! - `thread`: the writer thread and its run loop, which drains the queue into batches;
-//! - `batch`: a batch's runs, its transaction, its requests' savepoints, and the answers;
-//! - `append`: one request's events (or response events), numbered, stored and projected;
-//! - `decide`: a coordination command, decided inside the batch's transaction;
+//! - `batch`: the log as batches write it ([`batch::Appender`]): a batch's runs, its
+//!   transaction, its requests' savepoints; one request's events (`batch::append`) and a
+//!   coordination command (`batch::decide`);
 //! - `derive`: the search rows of acknowledged events, written after their commit;
 //! - `cache`: the sessions' counters, rows and calls held between events and batches;
 //! - `maintenance`: pruning, positions with JetStream streams, the WAL at shutdown;
 //! - `local`: the same batches on the caller's thread, for a scratch database.
 
-mod append;
 mod batch;
 mod cache;
-mod decide;
 mod derive;
 mod local;
 mod maintenance;
@@ -224,36 +222,22 @@ impl Writer {
         hubs: (Box<dyn Publish>, ResponseHub),
         config: &Config,
     ) -> rusqlite::Result<(Writer, std::thread::JoinHandle<()>)> {
-        let (hub, response_hub) = hubs;
         let (retention, response_retention) = (config.retention, config.response_retention);
-        let rules = coordination::Rules {
-            owner_hung_after: config.owner_hung_after,
+        let settings = thread::Settings {
+            origin: config.origin.clone(),
+            rules: coordination::Rules {
+                owner_hung_after: config.owner_hung_after,
+            },
+            search_index: config.search_index,
         };
-        let stages = hub.stages();
-        let mut thread = WriterThread::new(conn, hub, config.clock.clone(), rules)?;
-        thread.stages = stages;
-        thread.origin = config.origin.clone();
-        thread.search_index = config.search_index;
-        thread.retention = retention;
-        thread.publish_stream = config.publish.as_ref().map(|t| t.stream.clone());
-        thread.response_retention = response_retention;
-        thread.response_hub = response_hub;
-        if retention.is_set() {
-            thread
-                .pruning
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .state = PruningState::Ok;
-        }
+        let keep = thread::Keep {
+            retention,
+            response_retention,
+            publish_stream: config.publish.as_ref().map(|t| t.stream.clone()),
+        };
+        let mut thread = WriterThread::new(conn, hubs, config.clock.clone(), settings, keep)?;
         let (queue, commands) = mpsc::channel(config.writer_queue.max(1));
-        let writer = Writer {
-            queue,
-            head: thread.shared_head.clone(),
-            stats: thread.stats.clone(),
-            healthy: thread.healthy.clone(),
-            pruning: thread.pruning.clone(),
-            search: thread.progress.clone(),
-        };
+        let writer = thread.handle(queue);
         let handle = std::thread::Builder::new()
             .name("hooklog-writer".into())
             .spawn(move || thread.run(commands))

@@ -9,11 +9,10 @@ use super::thread::WriterThread;
 use super::{AppendError, Appended, Decided};
 use crate::config::Durability;
 use crate::coordination;
-use crate::event::{NewEvent, time};
+use crate::event::NewEvent;
 use crate::projection;
 use crate::store::open::open_writer;
 use std::cell::RefCell;
-use std::sync::atomic::Ordering;
 use tokio::sync::oneshot;
 
 fn event(id: &str, session: &str, payload: &str) -> NewEvent {
@@ -32,10 +31,7 @@ fn event(id: &str, session: &str, payload: &str) -> NewEvent {
 
 fn writer(dir: &tempfile::TempDir) -> WriterThread {
     let conn = open_writer(&dir.path().join("w.db"), Durability::Full).unwrap();
-    let rules = coordination::Rules {
-        owner_hung_after: std::time::Duration::from_secs(60),
-    };
-    WriterThread::new(conn, Box::new(()), time::Clock::default(), rules).unwrap()
+    WriterThread::scratch(conn, true).unwrap()
 }
 
 type Answer = oneshot::Receiver<Result<Vec<Appended>, AppendError>>;
@@ -128,7 +124,7 @@ fn a_refused_request_is_undone_alone_inside_a_shared_batch() {
         "b1's position is reused: no gap"
     );
     let stored: Vec<String> = writer
-        .conn
+        .conn()
         .prepare("SELECT event_id FROM events ORDER BY sequence")
         .unwrap()
         .query_map([], |r| r.get(0))
@@ -137,14 +133,14 @@ fn a_refused_request_is_undone_alone_inside_a_shared_batch() {
         .collect();
     assert_eq!(stored, ["a1", "a2", "c1", "d1"]);
     assert_eq!(
-        writer.stats.snapshot().commits,
+        writer.stats().snapshot().commits,
         1,
         "one transaction for the four requests"
     );
     // The session rows, held in memory during the batch, lost the refused request's
     // changes too: `s` counts a1, a2, c1; `t` was made by d1, not by the undone b2.
     let sessions: Vec<(String, i64, i64, i64)> = writer
-        .conn
+        .conn()
         .prepare("SELECT id, first_sequence, last_sequence, event_count FROM sessions ORDER BY id")
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
@@ -161,7 +157,7 @@ fn a_session_row_the_database_refuses_fails_only_its_own_request() {
     // Something (a constraint one day, a trigger here) refuses one session's row. The rows
     // are written together before `COMMIT`, outside the requests' savepoints.
     writer
-        .conn
+        .conn()
         .execute_batch(
             "CREATE TRIGGER no_bad BEFORE INSERT ON sessions WHEN NEW.id = 'bad'
              BEGIN SELECT RAISE(ABORT, 'no bad sessions'); END",
@@ -182,9 +178,9 @@ fn a_session_row_the_database_refuses_fails_only_its_own_request() {
         outcomes[1]
     );
     assert_eq!(positions(&outcomes[2]), [(2, Some(1))]);
-    assert_eq!(writer.stats.snapshot().reruns, 1);
+    assert_eq!(writer.stats().snapshot().reruns, 1);
     let sessions: Vec<String> = writer
-        .conn
+        .conn()
         .prepare("SELECT id FROM sessions ORDER BY id")
         .unwrap()
         .query_map([], |r| r.get(0))
@@ -192,10 +188,10 @@ fn a_session_row_the_database_refuses_fails_only_its_own_request() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(sessions, ["s", "u"]);
-    assert!(writer.healthy.load(Ordering::Acquire));
+    assert!(writer.healthy());
     // The next batch holds its rows again.
     commit(&mut writer, vec![vec![event("ok3", "s", "{}")]]);
-    assert_eq!(writer.stats.snapshot().reruns, 1);
+    assert_eq!(writer.stats().snapshot().reruns, 1);
 }
 
 #[test]
@@ -263,19 +259,19 @@ fn mixed_batches_leave_the_projections_a_rebuild_gives() {
             vec![hook("t4", "s3", "PreToolUse", tool("call6"))],
         ],
     );
-    assert_eq!(writer.stats.snapshot().reruns, 0);
+    assert_eq!(writer.stats().snapshot().reruns, 0);
     // The search rows of what was kept (not of the refused requests' events), after the commits.
     assert!(writer.derive());
-    let live = projection::dump(&writer.conn).unwrap();
+    let live = projection::dump(writer.conn()).unwrap();
     let sessions = live.iter().filter(|r| r.starts_with("sessions:")).count();
     assert_eq!(
         sessions, 3,
         "s1, s2 and s3 (made by t4, not by the refused a3)"
     );
-    writer.conn.execute_batch("BEGIN").unwrap();
-    crate::store::rebuild::rebuild(&writer.conn).unwrap();
-    let rebuilt = projection::dump(&writer.conn).unwrap();
-    writer.conn.execute_batch("ROLLBACK").unwrap();
+    writer.conn().execute_batch("BEGIN").unwrap();
+    crate::store::rebuild::rebuild(writer.conn()).unwrap();
+    let rebuilt = projection::dump(writer.conn()).unwrap();
+    writer.conn().execute_batch("ROLLBACK").unwrap();
     assert_eq!(live, rebuilt);
 }
 
@@ -285,17 +281,17 @@ fn a_batch_the_disk_refuses_stores_nothing_and_the_next_continues_gapless() {
     let mut writer = writer(&dir);
     commit(&mut writer, vec![vec![event("first", "s", "{}")]]);
     let pages: i64 = writer
-        .conn
+        .conn()
         .query_row("PRAGMA page_count", [], |r| r.get(0))
         .unwrap();
     writer
-        .conn
+        .conn()
         .pragma_update(None, "max_page_count", pages + 2)
         .unwrap();
     // Larger than the free pages the migrations left (tables made again) and the two new
     // ones allowed together.
     let free: i64 = writer
-        .conn
+        .conn()
         .query_row("PRAGMA freelist_count", [], |r| r.get(0))
         .unwrap();
     let blob = (free as usize + 8) * crate::store::open::PAGE_SIZE as usize;
@@ -313,16 +309,16 @@ fn a_batch_the_disk_refuses_stores_nothing_and_the_next_continues_gapless() {
             .all(|o| matches!(o, Err(AppendError::Storage(_)))),
         "{outcomes:?}"
     );
-    assert!(!writer.healthy.load(Ordering::Acquire));
-    assert_eq!(writer.shared_head.load(Ordering::Acquire), 1);
+    assert!(!writer.healthy());
+    assert_eq!(writer.shared_head(), 1);
 
     writer
-        .conn
+        .conn()
         .pragma_update(None, "max_page_count", 1_000_000)
         .unwrap();
     let outcomes = commit(&mut writer, vec![vec![event("small", "s", "{}")]]);
     assert_eq!(positions(&outcomes[0]), [(2, Some(2))]);
-    assert!(writer.healthy.load(Ordering::Acquire));
+    assert!(writer.healthy());
 }
 
 thread_local! {
@@ -356,12 +352,12 @@ fn a_batch_that_panics_is_refused_whole_and_the_next_numbers_from_the_file() {
             Some(oneshot::error::TryRecvError::Closed)
         );
     }
-    assert_eq!(writer.head, 1);
+    assert_eq!(writer.head(), 1);
     // The session counter and row the panicked batch changed in memory are not kept.
     let outcomes = commit(&mut writer, vec![vec![event("again", "s", "{}")]]);
     assert_eq!(positions(&outcomes[0]), [(2, Some(2))]);
     let (events, count): (i64, i64) = writer
-        .conn
+        .conn()
         .query_row(
             "SELECT (SELECT COUNT(*) FROM events), event_count FROM sessions WHERE id = 's'",
             [],
@@ -396,7 +392,7 @@ fn events_another_connection_committed_are_indexed_from_the_log() {
     );
     while writer.derive() {}
     let indexed: Vec<i64> = writer
-        .conn
+        .conn()
         .prepare("SELECT sequence FROM search_text ORDER BY 1")
         .unwrap()
         .query_map([], |r| r.get(0))
@@ -404,5 +400,5 @@ fn events_another_connection_committed_are_indexed_from_the_log() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(indexed, [1, 2, 3]);
-    assert_eq!(projection::search::through(&writer.conn).unwrap(), 3);
+    assert_eq!(projection::search::through(writer.conn()).unwrap(), 3);
 }

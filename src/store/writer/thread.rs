@@ -1,116 +1,123 @@
 //! The writer thread: what it owns, and its run loop, which drains the queue into batches
 //! and, between them, writes the derived rows, prunes and records positions.
 
-use super::batch::{Pending, Run};
-use super::cache::SessionCache;
-use super::derive::{Derived, SearchProgress};
-use super::{Command, MAX_BATCH_EVENTS, Position, Pruning};
+use super::batch::{Appender, Committed, Pending};
+use super::derive::Derived;
+use super::maintenance::{self, Upkeep};
+use super::{AppendError, Command, MAX_BATCH_EVENTS, Position, Writer};
 use crate::coordination;
 use crate::event::time;
-use crate::projection::search;
 use crate::response::{self, hub::ResponseHub};
-use crate::store::read;
 use crate::store::retention::{self, Retention};
-use crate::store::snapshot::Snapshot;
-use crate::store::stages::Stages;
+use crate::store::stages::{self, Arrival, Stages};
 use crate::store::stats::WriterStats;
 use rusqlite::Connection;
-use std::sync::atomic::{AtomicBool, AtomicI64};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::Instant;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TryRecvError;
 
-/// The writer thread's state: the only write connection, the head, and what it holds between
-/// batches.
+pub(super) use super::batch::Settings;
+
+/// The writer thread's state, in the parts that keep their own invariants: the log as batches
+/// write it ([`Appender`]), the derived rows ([`Derived`]), pruning ([`Upkeep`]), and where a
+/// committed batch is announced. Only this file puts them together.
 pub(super) struct WriterThread {
-    pub(super) conn: Connection,
+    appender: Appender,
+    derived: Derived,
+    upkeep: Upkeep,
     /// Where committed events go (the live hub).
-    pub(super) hub: Box<dyn super::Publish>,
-    /// The last sequence assigned, including uncommitted ones in the open transaction. Read
-    /// from the file at the start of every batch, so it can never drift from what is stored.
-    pub(super) head: i64,
-    /// The sessions' counters, rows and calls held between events and batches.
-    pub(super) sessions: SessionCache,
-    /// How this run of the batch goes (see [`Run`]).
-    pub(super) run: Run,
-    /// Whether writing the held session rows failed in this run of the batch.
-    pub(super) rows_failed: bool,
-    /// Whether a request was refused in this run of the batch while it shared the batch's
-    /// transaction with the others (`Run::Shared`).
-    pub(super) refused_shared: bool,
-    pub(super) retention: Retention,
-    /// The retention snapshot's file, opened by the first prune step that needs it.
-    pub(super) snapshot: Snapshot,
-    /// The JetStream stream this log is published to (`serve --publish`): retention keeps
-    /// every event until it is published.
-    pub(super) publish_stream: Option<String>,
-    /// The response events' own retention, and where their commits are published.
-    pub(super) response_retention: response::Retention,
-    pub(super) response_hub: ResponseHub,
-    /// The response events of the batch being run, one group per request, for the hub.
-    pub(super) responses_committed: Vec<Vec<response::Stored>>,
-    pub(super) clock: time::Clock,
+    hub: Box<dyn super::Publish>,
+    /// Where committed response events go.
+    response_hub: ResponseHub,
     /// Where each event's stages are timed (shared with the streams' hub).
-    pub(super) stages: Stages,
-    /// The search texts of this run of the batch's events, for [`Derived`] once it commits.
-    pub(super) texts: Vec<(i64, String)>,
-    /// What has been acknowledged and not yet derived (search rows).
-    pub(super) derived: Derived,
-    /// How far the search rows have got, shared with readers.
-    pub(super) progress: Arc<SearchProgress>,
-    /// The connection's `PRAGMA synchronous` (2: FULL), which a derive pass relaxes.
-    pub(super) synchronous: i64,
-    /// This hooklog's name, recorded on the events it stores that bring none (`--origin`).
-    pub(super) origin: String,
-    pub(super) rules: coordination::Rules,
-    /// Whether each event appended is indexed for search (always, but in `bench search`'s
-    /// measurement without the index).
-    pub(super) search_index: bool,
-    pub(super) healthy: Arc<AtomicBool>,
-    pub(super) pruning: Arc<Mutex<Pruning>>,
-    pub(super) shared_head: Arc<AtomicI64>,
-    pub(super) stats: Arc<WriterStats>,
+    stages: Stages,
+    clock: time::Clock,
+    /// The committed head, for readers.
+    shared_head: Arc<AtomicI64>,
+    /// Whether the last batch committed (`/health`).
+    healthy: Arc<AtomicBool>,
+    stats: Arc<WriterStats>,
+}
+
+/// What the writer keeps to besides its connection and hubs.
+pub(super) struct Keep {
+    pub(super) retention: Retention,
+    pub(super) response_retention: response::Retention,
+    /// The JetStream stream this log is published to (`serve --publish`).
+    pub(super) publish_stream: Option<String>,
 }
 
 impl WriterThread {
     pub(super) fn new(
         conn: Connection,
-        hub: Box<dyn super::Publish>,
+        hubs: (Box<dyn super::Publish>, ResponseHub),
         clock: time::Clock,
-        rules: coordination::Rules,
+        settings: Settings,
+        keep: Keep,
     ) -> rusqlite::Result<WriterThread> {
-        let head = read::head(&conn)?;
-        let snapshot = Snapshot::of(&conn)?;
-        let through = search::through(&conn)?;
-        let synchronous = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
+        let (hub, response_hub) = hubs;
+        let stages = hub.stages();
+        let search_index = settings.search_index;
+        let upkeep = Upkeep::new(
+            &conn,
+            keep.retention,
+            keep.response_retention,
+            keep.publish_stream,
+        )?;
+        let appender = Appender::new(conn, settings)?;
+        let head = appender.head();
+        let derived = Derived::starting(appender.conn(), head, search_index, stages.clone())?;
         Ok(WriterThread {
-            conn,
-            snapshot,
+            appender,
+            derived,
+            upkeep,
             hub,
-            head,
-            sessions: SessionCache::default(),
-            run: Run::Shared,
-            rows_failed: false,
-            refused_shared: false,
-            retention: Retention::default(),
-            publish_stream: None,
-            response_retention: response::Retention::default(),
-            response_hub: ResponseHub::default(),
-            responses_committed: Vec::new(),
+            response_hub,
+            stages,
             clock,
+            shared_head: Arc::new(AtomicI64::new(head)),
+            healthy: Arc::new(AtomicBool::new(true)),
+            stats: Arc::new(WriterStats::default()),
+        })
+    }
+
+    /// A writer for tests and scratch databases: no hubs, no retention.
+    pub(super) fn scratch(conn: Connection, search_index: bool) -> rusqlite::Result<WriterThread> {
+        // Only coordination commands read the rules.
+        let rules = coordination::Rules {
+            owner_hung_after: std::time::Duration::from_secs(60),
+        };
+        let settings = Settings {
             origin: String::new(),
             rules,
-            search_index: true,
-            healthy: Arc::new(AtomicBool::new(true)),
-            pruning: Arc::new(Mutex::new(Pruning::default())),
-            shared_head: Arc::new(AtomicI64::new(head)),
-            stats: Arc::new(WriterStats::default()),
-            stages: Stages::default(),
-            texts: Vec::new(),
-            derived: Derived::starting(through, head),
-            progress: Arc::new(SearchProgress::new(through)),
-            synchronous,
-        })
+            search_index,
+        };
+        let keep = Keep {
+            retention: Retention::default(),
+            response_retention: response::Retention::default(),
+            publish_stream: None,
+        };
+        let hubs: (Box<dyn super::Publish>, _) = (Box::new(()), ResponseHub::default());
+        WriterThread::new(conn, hubs, time::Clock::default(), settings, keep)
+    }
+
+    /// The handle callers send requests through, on `queue`, with the shared views of this
+    /// thread's state.
+    pub(super) fn handle(&self, queue: mpsc::Sender<Command>) -> Writer {
+        Writer {
+            queue,
+            head: self.shared_head.clone(),
+            stats: self.stats.clone(),
+            healthy: self.healthy.clone(),
+            pruning: self.upkeep.pruning(),
+            search: self.derived.progress(),
+        }
+    }
+
+    pub(super) fn conn(&self) -> &Connection {
+        self.appender.conn()
     }
 
     pub(super) fn run(&mut self, mut commands: mpsc::Receiver<Command>) {
@@ -121,7 +128,7 @@ impl WriterThread {
                 Ok(command) => command,
                 Err(TryRecvError::Disconnected) => break,
                 Err(TryRecvError::Empty) => {
-                    if self.derived.ready() && self.derive() {
+                    if self.derive() {
                         continue;
                     }
                     let Some(command) = commands.blocking_recv() else {
@@ -183,18 +190,148 @@ impl WriterThread {
             if self.derived.due() {
                 self.derive();
             }
-            if maintain {
-                self.prune(min_step);
+            let conn = self.appender.conn();
+            if maintain && self.upkeep.prune(conn, min_step, self.derived.through()) {
+                // A prune step leaves the live `sessions` rows and every session's numbering
+                // as they were; forgetting them anyway (at most once per 1,000 pruned events or
+                // per second) keeps the caches from depending on that.
+                self.appender.forget_sessions();
             }
+            let conn = self.appender.conn();
             if tick {
-                self.prune_responses();
+                self.upkeep.prune_responses(conn);
             }
             for (kind, stream, sequence) in positions {
-                self.record_position(kind, &stream, sequence);
+                maintenance::record_position(conn, kind, &stream, sequence);
             }
         }
-        while self.derived.ready() && self.derive() {}
-        self.fold_wal();
-        tracing::debug!(head = self.head, "writer stopped");
+        while self.derive() {}
+        maintenance::fold_wal(self.appender.conn());
+        tracing::debug!(head = self.appender.head(), "writer stopped");
+    }
+
+    /// One pass of the derived rows, when one may run; returns whether it moved them.
+    pub(super) fn derive(&mut self) -> bool {
+        self.derived.derive(self.appender.conn())
+    }
+
+    /// Commits a batch; a bug that panics inside it must not take the only writer down with
+    /// it (every later write would fail). The panic is logged, the transaction rolled back,
+    /// the batch's callers get an error (their replies are dropped), and the next batch starts
+    /// from the file as always.
+    pub(super) fn commit_batch_or_survive(&mut self, batch: Vec<Pending>) {
+        let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.commit_batch(batch);
+        }));
+        if committed.is_err() {
+            tracing::error!("a batch panicked; it was rolled back and its requests refused");
+            let head = self.appender.recover();
+            // Events it committed before panicking are indexed from the log.
+            self.derived.resync(head);
+        }
+    }
+
+    /// Commits a batch, then tells everyone: the derived rows, the shared head, the stats, the
+    /// hubs, the callers, the stages.
+    pub(super) fn commit_batch(&mut self, batch: Vec<Pending>) {
+        let received_at = time::format(self.clock.now());
+        let started = Instant::now();
+        let Committed {
+            outcomes,
+            events: committed,
+            applied,
+            began_at,
+            texts,
+            responses,
+        } = match self.appender.commit(&batch, &received_at, &self.stats) {
+            Ok(committed) => committed,
+            Err(e) => {
+                tracing::error!(error = %e, "batch failed; nothing in it was stored");
+                self.healthy.store(false, Ordering::Release);
+                let error = AppendError::Storage(e.to_string());
+                for pending in batch {
+                    pending.fail(error.clone());
+                }
+                return;
+            }
+        };
+        let committed_at = Instant::now();
+        let head = self.appender.head();
+        // What the batch's events need derived, before anything else can fail. Events another
+        // connection committed before this batch have no texts here: they are read from the log.
+        self.derived.resync(began_at);
+        self.derived
+            .committed(texts, head, committed.len(), committed_at);
+        self.shared_head.store(head, Ordering::Release);
+        self.healthy.store(true, Ordering::Release);
+        let (apply, commit) = (applied - started, committed_at - applied);
+        self.stats.record_commit(committed.len(), apply, commit);
+        self.stats.metrics.record_appended(&committed);
+        for outcome in &outcomes {
+            if let super::batch::Outcome::Append(answer) = outcome {
+                self.stats.metrics.record_answer(answer);
+            }
+        }
+        let stored = committed.len();
+        let traced = tracing::enabled!(target: stages::LOG, tracing::Level::DEBUG);
+        let positions: Vec<(i64, String)> = match traced {
+            true => committed
+                .iter()
+                .map(|e| (e.sequence, e.event_id.clone()))
+                .collect(),
+            false => Vec::new(),
+        };
+        self.hub.publish(committed);
+        for records in responses {
+            self.response_hub.publish(records);
+        }
+        let arrivals: Vec<(Arrival, usize)> = batch
+            .iter()
+            .filter_map(|p| match p {
+                Pending::Append {
+                    arrival, events, ..
+                } => Some((*arrival, events.len())),
+                _ => None,
+            })
+            .collect();
+        for (pending, outcome) in batch.into_iter().zip(outcomes) {
+            pending.answer(outcome);
+        }
+        let timed = stages::Batch {
+            started,
+            arrivals: &arrivals,
+            stored,
+            apply,
+            commit,
+            publish: committed_at.elapsed(),
+        };
+        if traced {
+            stages::log_batch(&timed, &positions);
+        }
+        self.stages.observe_batch(&timed);
+    }
+}
+
+/// What tests look at inside the thread.
+#[cfg(test)]
+impl WriterThread {
+    pub(super) fn head(&self) -> i64 {
+        self.appender.head()
+    }
+
+    pub(super) fn stats(&self) -> &WriterStats {
+        &self.stats
+    }
+
+    pub(super) fn healthy(&self) -> bool {
+        self.healthy.load(Ordering::Acquire)
+    }
+
+    pub(super) fn shared_head(&self) -> i64 {
+        self.shared_head.load(Ordering::Acquire)
+    }
+
+    pub(super) fn sessions(&mut self) -> &mut super::cache::SessionCache {
+        self.appender.sessions()
     }
 }

@@ -1,9 +1,8 @@
 //! Appending: one request's events (each numbered, stored and projected at once, or found
 //! already stored), and one request's response events for a factory session.
 
-use super::batch::{Run, control};
-use super::thread::WriterThread;
-use super::{AppendError, Appended};
+use super::super::{AppendError, Appended};
+use super::{Appender, Run, control};
 use crate::event::{NewEvent, StoredEvent};
 use crate::projection::{self, tables::Live};
 use crate::response;
@@ -27,7 +26,7 @@ impl From<rusqlite::Error> for RequestError {
     }
 }
 
-impl WriterThread {
+impl Appender {
     /// Runs one request under a savepoint. An `Err` here means the savepoint machinery itself
     /// failed and the whole batch must be abandoned; a request's own failure is an `Ok(Err)`.
     pub(super) fn apply_request(
@@ -121,7 +120,7 @@ impl WriterThread {
         match response::store::append(&self.conn, session, records, received_at, &mut stored) {
             Ok(recorded) => {
                 control(&self.conn, "RELEASE responses")?;
-                self.responses_committed.push(stored);
+                self.responses.push(stored);
                 Ok(Ok(recorded))
             }
             Err(refused) => {
@@ -154,7 +153,7 @@ impl WriterThread {
         stored: &mut Vec<StoredEvent>,
     ) -> Result<Appended, RequestError> {
         #[cfg(test)]
-        super::tests::panic_if_asked(&event.event_id);
+        super::super::tests::panic_if_asked(&event.event_id);
         let existing = match event.generated_id {
             true => None,
             false => self.find(&event.event_id)?,
@@ -180,7 +179,12 @@ impl WriterThread {
             None => None,
             Some(session) => Some(self.sessions.next_session_sequence(&self.conn, session)?),
         };
-        let row = event.stored(self.head + 1, session_sequence, received_at, &self.origin);
+        let row = event.stored(
+            self.head + 1,
+            session_sequence,
+            received_at,
+            &self.settings.origin,
+        );
         self.conn
             .prepare_cached(
                 "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source,
@@ -206,7 +210,7 @@ impl WriterThread {
         };
         let parsed = projection::Parsed::of(&row);
         let effects = projection::apply_parsed(&tables, &self.conn, &row, &parsed)?;
-        if self.search_index {
+        if self.settings.search_index {
             self.texts
                 .extend(projection::search::text_to_index(&row, &parsed));
         }

@@ -2,14 +2,14 @@
 //! (including this batch's session rows) and appends its outcome events through
 //! [`DecisionLog`], the writer as `coordination` sees it.
 
+use super::super::{AppendError, Appended, Decided};
+use super::Appender;
 use super::append::RequestError;
-use super::thread::WriterThread;
-use super::{AppendError, Appended, Decided};
 use crate::coordination::{self, DecideError};
 use crate::event::{NewEvent, StoredEvent, id::new_event_id, time};
 use rusqlite::Connection;
 
-impl WriterThread {
+impl Appender {
     /// Runs one coordination command under a savepoint: it reads the projections, appends its
     /// outcome events (each projected at once), and reads the result back. An `Err` here means
     /// the whole batch must be abandoned; a failure of the command alone is an `Ok(Err)`.
@@ -27,10 +27,10 @@ impl WriterThread {
         // before the savepoint, so undoing the command does not undo them.
         self.write_held_rows()?;
         let head_before = self.open_request()?;
-        let rules = self.rules;
+        let rules = self.settings.rules;
         let mut log = DecisionLog {
             now,
-            thread: self,
+            appender: self,
             received_at,
             stored: Vec::new(),
             appended: Vec::new(),
@@ -59,7 +59,7 @@ impl WriterThread {
 /// The writer as a coordination command sees it: the open transaction, the batch's time, and
 /// appending events (with fresh UUIDv7 ids, so they can never be duplicates or conflicts).
 struct DecisionLog<'a> {
-    thread: &'a mut WriterThread,
+    appender: &'a mut Appender,
     received_at: &'a str,
     now: chrono::DateTime<chrono::Utc>,
     stored: Vec<StoredEvent>,
@@ -68,7 +68,7 @@ struct DecisionLog<'a> {
 
 impl coordination::Log for DecisionLog<'_> {
     fn conn(&self) -> &Connection {
-        &self.thread.conn
+        &self.appender.conn
     }
 
     fn now(&self) -> chrono::DateTime<chrono::Utc> {
@@ -76,7 +76,7 @@ impl coordination::Log for DecisionLog<'_> {
     }
 
     fn origin(&self) -> &str {
-        &self.thread.origin
+        &self.appender.settings.origin
     }
 
     fn append_to(
@@ -98,7 +98,7 @@ impl coordination::Log for DecisionLog<'_> {
         };
         let index = self.appended.len();
         match self
-            .thread
+            .appender
             .append_event(index, &event, self.received_at, &mut self.stored)
         {
             Ok(appended) => self.appended.push(appended),

@@ -1,17 +1,27 @@
 //! A batch: the requests taken from the queue together, run in one transaction and committed
 //! at once. A batch is first run with its requests sharing the transaction; when one is
-//! refused, it is run again with a savepoint per request (see [`Run`]). Callers are answered,
-//! and the hubs told, only after the commit.
+//! refused, it is run again with a savepoint per request (see [`Run`]). The thread answers the
+//! callers, and tells the hubs, only after the commit.
+//!
+//! [`Appender`] is the log as batches write it: the only write connection, the head, the
+//! session rows held between batches, and how the current run goes. Only this module and its
+//! parts change them:
+//!
+//! - `append`: one request's events (or response events), numbered, stored and projected;
+//! - `decide`: a coordination command, decided inside the batch's transaction.
 
-use super::thread::WriterThread;
+mod append;
+mod decide;
+
+use super::cache::SessionCache;
 use super::{AppendError, Appended, Decided};
 use crate::coordination;
-use crate::event::{NewEvent, StoredEvent, time};
+use crate::event::{NewEvent, StoredEvent};
 use crate::response;
 use crate::store::read;
-use crate::store::stages::{self, Arrival};
+use crate::store::stages::Arrival;
+use crate::store::stats::WriterStats;
 use rusqlite::Connection;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 use tokio::sync::oneshot;
 
@@ -67,14 +77,14 @@ pub(super) enum Pending {
 }
 
 /// A request's answer, made in the order of the batch and sent after the commit.
-enum Outcome {
+pub(super) enum Outcome {
     Append(Result<Vec<Appended>, AppendError>),
     Decide(Result<Decided, AppendError>),
     Respond(Result<Vec<response::Recorded>, AppendError>),
 }
 
 impl Pending {
-    fn fail(self, error: AppendError) {
+    pub(super) fn fail(self, error: AppendError) {
         match self {
             Pending::Append { reply, .. } => {
                 let _ = reply.send(Err(error));
@@ -88,7 +98,7 @@ impl Pending {
         }
     }
 
-    fn answer(self, outcome: Outcome) {
+    pub(super) fn answer(self, outcome: Outcome) {
         match (self, outcome) {
             (Pending::Append { reply, .. }, Outcome::Append(o)) => {
                 let _ = reply.send(o);
@@ -104,35 +114,115 @@ impl Pending {
     }
 }
 
-impl WriterThread {
-    /// Commits a batch; a bug that panics inside it must not take the only writer down with
-    /// it (every later write would fail). The panic is logged, the transaction rolled back,
-    /// the batch's callers get an error (their replies are dropped), and the next batch starts
-    /// from the file as always.
-    pub(super) fn commit_batch_or_survive(&mut self, batch: Vec<Pending>) {
-        let head_before = self.head;
-        let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.commit_batch(batch);
-        }));
-        if committed.is_err() {
-            tracing::error!("a batch panicked; it was rolled back and its requests refused");
-            if !self.conn.is_autocommit() {
-                let _ = self.conn.execute_batch("ROLLBACK");
-            }
-            self.head = read::head(&self.conn).unwrap_or(head_before);
-            self.sessions.forget();
-            // Events it committed before panicking are indexed from the log.
-            self.derived.resync(self.head);
-        }
+/// What an appended event brings besides its rows: where it is recorded from, and whether its
+/// text is kept for the search rows.
+pub(super) struct Settings {
+    /// This hooklog's name, recorded on the events it stores that bring none (`--origin`).
+    pub(super) origin: String,
+    pub(super) rules: coordination::Rules,
+    /// Whether each event appended is indexed for search (always, but on a scratch database
+    /// and in `bench search`'s measurement without the index).
+    pub(super) search_index: bool,
+}
+
+/// The log as batches write it. Invariants: `head` is the last sequence in the file, counting
+/// the open transaction's; the held session rows are the file's, or forgotten; `texts` and
+/// `responses` hold only what the open transaction (or the last committed one) stored.
+pub(super) struct Appender {
+    conn: Connection,
+    /// The last sequence assigned, including uncommitted ones in the open transaction. Read
+    /// from the file at the start of every batch, so it can never drift from what is stored.
+    head: i64,
+    /// The sessions' counters, rows and calls held between events and batches.
+    sessions: SessionCache,
+    /// How this run of the batch goes (see [`Run`]).
+    run: Run,
+    /// Whether writing the held session rows failed in this run of the batch.
+    rows_failed: bool,
+    /// Whether a request was refused in this run of the batch while it shared the batch's
+    /// transaction with the others (`Run::Shared`).
+    refused_shared: bool,
+    /// The search texts of this run of the batch's events, for the derived rows once it commits.
+    texts: Vec<(i64, String)>,
+    /// The response events of the batch being run, one group per request, for the hub.
+    responses: Vec<Vec<response::Stored>>,
+    settings: Settings,
+}
+
+/// A committed batch: each request's outcome, in order, and what the thread passes on.
+pub(super) struct Committed {
+    pub(super) outcomes: Vec<Outcome>,
+    /// The events stored, in sequence order.
+    pub(super) events: Vec<StoredEvent>,
+    /// When the last request was applied (`COMMIT` began).
+    pub(super) applied: Instant,
+    /// The head the file had when the committed run began (other connections may move it).
+    pub(super) began_at: i64,
+    /// The search texts of the events stored.
+    pub(super) texts: Vec<(i64, String)>,
+    /// The response events stored, one group per request.
+    pub(super) responses: Vec<Vec<response::Stored>>,
+}
+
+impl Appender {
+    /// The log on `conn` (open and migrated), from the head the file has.
+    pub(super) fn new(conn: Connection, settings: Settings) -> rusqlite::Result<Appender> {
+        Ok(Appender {
+            head: read::head(&conn)?,
+            conn,
+            sessions: SessionCache::default(),
+            run: Run::Shared,
+            rows_failed: false,
+            refused_shared: false,
+            texts: Vec::new(),
+            responses: Vec::new(),
+            settings,
+        })
     }
 
-    pub(super) fn commit_batch(&mut self, batch: Vec<Pending>) {
-        let received_at = time::format(self.clock.now());
-        let started = Instant::now();
-        let mut attempt = self.run_batch(&batch, &received_at, Run::Shared);
+    pub(super) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The last sequence stored.
+    pub(super) fn head(&self) -> i64 {
+        self.head
+    }
+
+    #[cfg(test)]
+    pub(super) fn sessions(&mut self) -> &mut SessionCache {
+        &mut self.sessions
+    }
+
+    /// Forgets the held session rows (something else changed the file: a prune step).
+    pub(super) fn forget_sessions(&mut self) {
+        self.sessions.forget();
+    }
+
+    /// After a batch panicked: its transaction rolled back, the head read again from the file,
+    /// the held rows forgotten. Returns the head.
+    pub(super) fn recover(&mut self) -> i64 {
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        self.head = read::head(&self.conn).unwrap_or(self.head);
+        self.sessions.forget();
+        self.head
+    }
+
+    /// Runs the batch and commits it: first with its requests sharing the transaction, then,
+    /// when one is refused, with a savepoint each, then, when the held session rows cannot be
+    /// written, writing each event's row at once. An error means nothing in it was stored.
+    pub(super) fn commit(
+        &mut self,
+        batch: &[Pending],
+        received_at: &str,
+        stats: &WriterStats,
+    ) -> rusqlite::Result<Committed> {
+        let mut attempt = self.run_batch(batch, received_at, Run::Shared);
         if let Err(Failed::Refused) = &attempt {
-            self.stats.record_isolated();
-            attempt = self.run_batch(&batch, &received_at, Run::Isolated);
+            stats.record_isolated();
+            attempt = self.run_batch(batch, received_at, Run::Isolated);
         }
         if let Err(Failed::HeldRows(e)) = &attempt {
             // The rows are written outside any request's savepoint, so one request's bad row
@@ -142,84 +232,25 @@ impl WriterThread {
                 error = %e,
                 "writing the batch's session rows failed; running it again row by row"
             );
-            self.stats.record_rerun();
-            attempt = self.run_batch(&batch, &received_at, Run::RowByRow);
+            stats.record_rerun();
+            attempt = self.run_batch(batch, received_at, Run::RowByRow);
         }
-        let (outcomes, committed, applied) = match attempt {
-            Ok(ran) => ran,
+        match attempt {
+            Ok(committed) => Ok(committed),
             Err(Failed::Refused) => unreachable!("an isolated run refuses requests one by one"),
-            Err(Failed::HeldRows(e) | Failed::Batch(e)) => {
-                tracing::error!(error = %e, "batch failed; nothing in it was stored");
-                self.healthy.store(false, Ordering::Release);
-                let error = AppendError::Storage(e.to_string());
-                for pending in batch {
-                    pending.fail(error.clone());
-                }
-                return;
-            }
-        };
-        let committed_at = Instant::now();
-        // What the batch's events need derived, before anything else can fail.
-        self.derived_committed(committed.len(), committed_at);
-        self.shared_head.store(self.head, Ordering::Release);
-        self.healthy.store(true, Ordering::Release);
-        let (apply, commit) = (applied - started, committed_at - applied);
-        self.stats.record_commit(committed.len(), apply, commit);
-        self.stats.metrics.record_appended(&committed);
-        for outcome in &outcomes {
-            if let Outcome::Append(answer) = outcome {
-                self.stats.metrics.record_answer(answer);
-            }
+            Err(Failed::HeldRows(e) | Failed::Batch(e)) => Err(e),
         }
-        let stored = committed.len();
-        let traced = tracing::enabled!(target: stages::LOG, tracing::Level::DEBUG);
-        let positions: Vec<(i64, String)> = match traced {
-            true => committed
-                .iter()
-                .map(|e| (e.sequence, e.event_id.clone()))
-                .collect(),
-            false => Vec::new(),
-        };
-        self.hub.publish(committed);
-        for records in std::mem::take(&mut self.responses_committed) {
-            self.response_hub.publish(records);
-        }
-        let arrivals: Vec<(Arrival, usize)> = batch
-            .iter()
-            .filter_map(|p| match p {
-                Pending::Append {
-                    arrival, events, ..
-                } => Some((*arrival, events.len())),
-                _ => None,
-            })
-            .collect();
-        for (pending, outcome) in batch.into_iter().zip(outcomes) {
-            pending.answer(outcome);
-        }
-        let timed = stages::Batch {
-            started,
-            arrivals: &arrivals,
-            stored,
-            apply,
-            commit,
-            publish: committed_at.elapsed(),
-        };
-        if traced {
-            stages::log_batch(&timed, &positions);
-        }
-        self.stages.observe_batch(&timed);
     }
 
-    /// Runs the batch in one transaction and commits it: each request's outcome, the events
-    /// stored, and when `COMMIT` began. Unless `run` is `RowByRow`, the session rows the batch
-    /// changes are held in memory and written once, before `COMMIT` (and before a coordination
-    /// command). On failure everything is rolled back.
+    /// Runs the batch in one transaction and commits it. Unless `run` is `RowByRow`, the
+    /// session rows the batch changes are held in memory and written once, before `COMMIT`
+    /// (and before a coordination command). On failure everything is rolled back.
     fn run_batch(
         &mut self,
         batch: &[Pending],
         received_at: &str,
         run: Run,
-    ) -> Result<(Vec<Outcome>, Vec<StoredEvent>, Instant), Failed> {
+    ) -> Result<Committed, Failed> {
         let head_before = self.head;
         self.run = run;
         self.rows_failed = false;
@@ -227,15 +258,15 @@ impl WriterThread {
         let mut outcomes = Vec::with_capacity(batch.len());
         let mut committed: Vec<StoredEvent> = Vec::new();
         let mut applied = Instant::now();
-        self.responses_committed.clear();
+        let mut began_at = head_before;
+        self.responses.clear();
         self.texts.clear();
         let result = control(&self.conn, "BEGIN IMMEDIATE").and_then(|()| {
             // The head comes from the file. The session counters and rows this thread holds
             // are the file's too, unless another connection (a sqlite3 session, an import)
             // has committed since this thread's last batch: then they are read again.
             self.head = read::head(&self.conn)?;
-            // Events another connection committed have no texts here: read from the log.
-            self.derived.resync(self.head);
+            began_at = self.head;
             self.sessions.begin_batch(&self.conn)?;
             for pending in batch {
                 outcomes.push(match pending {
@@ -258,7 +289,14 @@ impl WriterThread {
         });
         self.run = Run::Shared;
         match result {
-            Ok(()) => Ok((outcomes, committed, applied)),
+            Ok(()) => Ok(Committed {
+                outcomes,
+                events: committed,
+                applied,
+                began_at,
+                texts: std::mem::take(&mut self.texts),
+                responses: std::mem::take(&mut self.responses),
+            }),
             Err(e) => {
                 if !self.conn.is_autocommit()
                     && let Err(e) = self.conn.execute_batch("ROLLBACK")
@@ -282,7 +320,7 @@ impl WriterThread {
     }
 
     /// Writes the session rows held in memory, noting a failure as theirs.
-    pub(super) fn write_held_rows(&mut self) -> rusqlite::Result<()> {
+    fn write_held_rows(&mut self) -> rusqlite::Result<()> {
         let written = self.sessions.flush(&self.conn);
         self.rows_failed |= written.is_err();
         written
@@ -290,21 +328,21 @@ impl WriterThread {
 
     /// Opens a request's savepoint, and the record of the held session rows it changes; returns
     /// the head to go back to if the request is undone.
-    pub(super) fn open_request(&mut self) -> rusqlite::Result<i64> {
+    fn open_request(&mut self) -> rusqlite::Result<i64> {
         control(&self.conn, "SAVEPOINT request")?;
         self.sessions.begin_request();
         Ok(self.head)
     }
 
     /// Keeps what the request did, in the file and in the held session rows.
-    pub(super) fn keep_request(&mut self) -> rusqlite::Result<()> {
+    fn keep_request(&mut self) -> rusqlite::Result<()> {
         control(&self.conn, "RELEASE request")?;
         self.sessions.keep_request();
         Ok(())
     }
 
     /// Undoes the request: its rows, its changes to the held session rows, and the head.
-    pub(super) fn undo_request(&mut self, head_before: i64) -> rusqlite::Result<()> {
+    fn undo_request(&mut self, head_before: i64) -> rusqlite::Result<()> {
         self.conn
             .execute_batch("ROLLBACK TO request; RELEASE request")?;
         self.sessions.undo_request();

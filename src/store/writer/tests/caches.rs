@@ -25,14 +25,14 @@ fn hook(id: &str, name: &str, call: Option<&str>) -> NewEvent {
 type CallRows = Vec<(String, String)>;
 
 /// The calls the writer holds for session `s`, and those a fresh read of the file gives.
-fn held_and_read(writer: &WriterThread) -> (Option<CallRows>, CallRows) {
+fn held_and_read(writer: &mut WriterThread) -> (Option<CallRows>, CallRows) {
     let sorted = |calls: &foldhash::HashMap<String, String>| {
         let mut calls: Vec<_> = calls.clone().into_iter().collect();
         calls.sort();
         calls
     };
-    let held = writer.sessions.calls.borrow().of("s").map(sorted);
-    let read = sorted(&projection::tool_uses::calls_of(&writer.conn, "s").unwrap());
+    let held = writer.sessions().calls.borrow().of("s").map(sorted);
+    let read = sorted(&projection::tool_uses::calls_of(writer.conn(), "s").unwrap());
     (held, read)
 }
 
@@ -49,7 +49,7 @@ fn the_calls_held_in_memory_equal_the_file_after_a_refused_request_and_a_restart
             hook("e4", "PreToolUse", Some("call-b")),
         ]],
     );
-    let (held, read) = held_and_read(&writer);
+    let (held, read) = held_and_read(&mut writer);
     assert_eq!(read.len(), 2, "{read:?}");
     assert_eq!(held.as_ref(), Some(&read));
 
@@ -68,13 +68,13 @@ fn the_calls_held_in_memory_equal_the_file_after_a_refused_request_and_a_restart
     );
     assert!(outcomes[0].is_ok() && outcomes[2].is_ok());
     assert!(matches!(outcomes[1], Err(AppendError::Conflict { .. })));
-    let (held, read) = held_and_read(&writer);
+    let (held, read) = held_and_read(&mut writer);
     assert_eq!(read.len(), 3, "{read:?}");
     assert!(!read.iter().any(|(call, _)| call == "call-refused"));
     // Let go of when the request was undone, then read again at e7.
     assert_eq!(held.as_ref(), Some(&read));
     let b: String = writer
-        .conn
+        .conn()
         .query_row(
             "SELECT status FROM tool_uses WHERE tool_use_id = 'call-b'",
             [],
@@ -86,15 +86,15 @@ fn the_calls_held_in_memory_equal_the_file_after_a_refused_request_and_a_restart
     // A restart holds nothing, then reads the session again on its next event.
     drop(writer);
     let mut writer = super::writer(&dir);
-    assert_eq!(held_and_read(&writer).0, None);
+    assert_eq!(held_and_read(&mut writer).0, None);
     commit(
         &mut writer,
         vec![vec![hook("e8", "PostToolUse", Some("call-c"))]],
     );
-    let (held, read) = held_and_read(&writer);
+    let (held, read) = held_and_read(&mut writer);
     assert_eq!(held.as_ref(), Some(&read));
     let open: i64 = writer
-        .conn
+        .conn()
         .query_row(
             "SELECT COUNT(*) FROM tool_uses WHERE status = 'running'",
             [],
@@ -103,7 +103,7 @@ fn the_calls_held_in_memory_equal_the_file_after_a_refused_request_and_a_restart
         .unwrap();
     assert_eq!(open, 0, "e8 closed call-c, opened before the restart");
     let rows: i64 = writer
-        .conn
+        .conn()
         .query_row("SELECT COUNT(*) FROM tool_uses", [], |r| r.get(0))
         .unwrap();
     assert_eq!(rows, 3, "no call was made twice");
@@ -140,12 +140,12 @@ fn rows_written_for_a_command_are_updated_after_it_in_the_same_batch() {
     writer.commit_batch(vec![first, decide, second]);
     // `s` was inserted before the command and must be updated (not inserted again) after.
     assert_eq!(
-        writer.stats.snapshot().reruns,
+        writer.stats().snapshot().reruns,
         0,
         "no second run was needed"
     );
     let (count, last): (i64, i64) = writer
-        .conn
+        .conn()
         .query_row(
             "SELECT event_count, last_sequence FROM sessions WHERE id = 's'",
             [],
@@ -153,7 +153,7 @@ fn rows_written_for_a_command_are_updated_after_it_in_the_same_batch() {
         )
         .unwrap();
     let e2: i64 = writer
-        .conn
+        .conn()
         .query_row(
             "SELECT sequence FROM events WHERE event_id = 'e2'",
             [],
@@ -184,7 +184,7 @@ fn another_connections_commit_makes_the_writer_read_the_file_again() {
     assert_eq!(positions(&outcomes[0]), [(3, Some(3))]);
     // The writer's session counter and row were read again, not kept from its last batch.
     let (cwd, count): (Option<String>, i64) = writer
-        .conn
+        .conn()
         .query_row(
             "SELECT cwd, event_count FROM sessions WHERE id = 's'",
             [],
@@ -193,11 +193,11 @@ fn another_connections_commit_makes_the_writer_read_the_file_again() {
         .unwrap();
     assert_eq!((cwd.as_deref(), count), (Some("/theirs"), 2));
     // With nobody else committing, the next batch keeps them (and still counts right).
-    assert_eq!(writer.sessions.heads.get("s"), Some(&3));
-    assert_eq!(writer.sessions.rows.get_mut().held(), 1);
+    assert_eq!(writer.sessions().heads.get("s"), Some(&3));
+    assert_eq!(writer.sessions().rows.get_mut().held(), 1);
     let outcomes = commit(&mut writer, vec![vec![event("last", "s", "{}")]]);
     assert_eq!(positions(&outcomes[0]), [(4, Some(4))]);
-    assert_eq!(writer.sessions.heads.get("s"), Some(&4));
+    assert_eq!(writer.sessions().heads.get("s"), Some(&4));
 }
 
 #[test]
@@ -208,13 +208,13 @@ fn past_the_cap_the_session_caches_are_read_from_the_file_again() {
         .map(|i| event(&format!("e{i}"), &format!("s{i}"), "{}"))
         .collect();
     commit(&mut writer, vec![many]);
-    assert_eq!(writer.sessions.heads.len(), MAX_HELD_SESSIONS + 1);
+    assert_eq!(writer.sessions().heads.len(), MAX_HELD_SESSIONS + 1);
     let outcomes = commit(&mut writer, vec![vec![event("next", "s0", "{}")]]);
     let head = MAX_HELD_SESSIONS as i64 + 2;
     assert_eq!(positions(&outcomes[0]), [(head, Some(2))]);
     // The next batch began by letting go of them: only what it touched is held now.
-    assert_eq!(writer.sessions.heads.len(), 1);
-    assert_eq!(writer.sessions.rows.get_mut().held(), 1);
+    assert_eq!(writer.sessions().heads.len(), 1);
+    assert_eq!(writer.sessions().rows.get_mut().held(), 1);
 
     // The rows alone past the cap: a refused request lets go of the counters but keeps
     // the rows the requests before it changed.
@@ -224,9 +224,12 @@ fn past_the_cap_the_session_caches_are_read_from_the_file_again() {
     let conflict = vec![event("next", "s0", r#"{"other":true}"#)];
     let outcomes = commit(&mut writer, vec![many, conflict]);
     assert!(matches!(outcomes[1], Err(AppendError::Conflict { .. })));
-    assert!(writer.sessions.heads.is_empty());
-    assert_eq!(writer.sessions.rows.get_mut().held(), MAX_HELD_SESSIONS + 1);
+    assert!(writer.sessions().heads.is_empty());
+    assert_eq!(
+        writer.sessions().rows.get_mut().held(),
+        MAX_HELD_SESSIONS + 1
+    );
     let outcomes = commit(&mut writer, vec![vec![event("last", "s1", "{}")]]);
     assert_eq!(positions(&outcomes[0]), [(2 * head, Some(3))]);
-    assert_eq!(writer.sessions.rows.get_mut().held(), 1);
+    assert_eq!(writer.sessions().rows.get_mut().held(), 1);
 }
