@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{TestApp, assert_rebuilds_to_live, start, wait_for};
+use common::{TestApp, assert_rebuilds_to_live, metric, start, wait_for};
 use hooklog::config::Config;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -342,21 +342,9 @@ async fn records_stored_with_other_content_are_left_out_in_one_pass() {
         STORED + 3,
         "the stored records kept, the new ones added"
     );
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.url))
-        .send()
+    let conflicts = metric(&app.client, &app.url, "hooklog_events_conflict_total")
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let conflicts: f64 = metrics
-        .lines()
-        .find_map(|line| line.strip_prefix("hooklog_events_conflict_total "))
-        .expect("the conflict counter")
-        .parse()
-        .unwrap();
+        .expect("the conflict counter");
     assert_eq!(
         conflicts, 0.0,
         "the stored records were left out before the append, not refused one at a time"

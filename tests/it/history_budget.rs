@@ -5,29 +5,14 @@
 
 use crate::common;
 
-use common::ServerProcess;
 use common::sse::SseReader;
+use common::{ServerProcess, metric};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
 /// One page: with the budget this small, one page held by one stream is all of it.
 const PAGE: u64 = 1024 * 1024;
-
-async fn metric(client: &reqwest::Client, url: &str, name: &str) -> f64 {
-    let text = client
-        .get(format!("{url}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' '))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{name} in /metrics"))
-}
 
 async fn closed_for_stalling(client: &reqwest::Client, url: &str) -> u64 {
     let stats: Value = client
@@ -83,7 +68,11 @@ async fn stalled_readers_of_changes_hold_the_shared_budget_and_the_others_wait_f
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut since = Instant::now();
     while since.elapsed() < Duration::from_millis(500) {
-        if metric(&client, &server.url, "hooklog_stream_history_bytes_held").await < PAGE as f64 {
+        if metric(&client, &server.url, "hooklog_stream_history_bytes_held")
+            .await
+            .expect("the gauge in /metrics")
+            < PAGE as f64
+        {
             since = Instant::now();
         }
         assert!(

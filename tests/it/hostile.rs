@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::sse::SseReader;
-use common::{ServerProcess, spawn_app, spawn_app_with};
+use common::{ServerProcess, spawn_app, spawn_app_with, stats};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -26,17 +26,6 @@ fn peak_rss(server: &ServerProcess) -> u64 {
 
 fn addr(url: &str) -> String {
     url.trim_start_matches("http://").to_string()
-}
-
-async fn stats(client: &reqwest::Client, url: &str) -> Value {
-    client
-        .get(format!("{url}/stats"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
 
 /// Raises this test process's open-file limit to at least `needed` (the server it starts

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use common::{assert_gapless, spawn_app, start};
+use common::{assert_gapless, spawn_app, start, stats};
 use hooklog::config::Config;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -288,18 +288,6 @@ async fn hooklog_rebuild_checks_and_restores_the_projections() {
         .unwrap();
     assert_eq!(cwd, "/home/dev/src/shop");
     drop(dir);
-}
-
-/// `GET /stats` of the server at `url`.
-async fn stats(client: &reqwest::Client, url: &str) -> Value {
-    client
-        .get(format!("{url}/stats"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
 }
 
 /// `/stats` of `hooklog serve` on `db` started with `flag` given `by_flag` and the variable

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{spawn_app, spawn_app_with};
+use common::{metric, spawn_app, spawn_app_with};
 use hooklog::config::{RateLimit, Secret};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -677,17 +677,8 @@ async fn reads_a_page_of_another_site_makes_are_refused_but_its_links_open() {
     });
     let client = reqwest::Client::new();
     let refused = || async {
-        let text = client
-            .get(format!("{url}/metrics"))
-            .send()
+        metric(&client, &url, "hooklog_http_refusals_total{status=\"403\"}")
             .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
-            .find(|l| l.starts_with("hooklog_http_refusals_total{status=\"403\"}"))
-            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
             .unwrap_or(0.0)
     };
     assert_eq!(refused().await, 0.0);

@@ -272,6 +272,34 @@ pub fn open_read_only(path: &std::path::Path) -> Connection {
         .expect("open the db read-only")
 }
 
+/// `GET /stats` of the server at `url`.
+pub async fn stats(client: &reqwest::Client, url: &str) -> Value {
+    client
+        .get(format!("{url}/stats"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// The value of `series` (a metric's name, with its labels as `/metrics` prints them) in
+/// `GET /metrics` of the server at `url`; `None` when it is not there.
+pub async fn metric(client: &reqwest::Client, url: &str, series: &str) -> Option<f64> {
+    let text = client
+        .get(format!("{url}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// Waits until `condition` holds, polling, or panics after `deadline`.
 pub async fn wait_for(deadline: Duration, what: &str, mut condition: impl FnMut() -> bool) {
     let start = Instant::now();
