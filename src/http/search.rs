@@ -41,7 +41,16 @@ pub struct SearchQuery {
     /// `"a phrase"` in double quotes; `prefix*`. Any other character is plain text. In `fts`
     /// mode: an FTS5 query expression (`AND`, `OR`, `NOT`, `NEAR(...)`, `"phrases"`,
     /// `prefix*`, `^first`).
-    #[param(min_length = 1, max_length = 2000)]
+    ///
+    /// Required; it must have a character that is neither white space nor a control character,
+    /// and no control character but tab and line breaks. (The pattern spells out Rust's white
+    /// space, `char::is_whitespace`, as a pattern's `\s` differs.)
+    #[param(
+        required = true,
+        min_length = 1,
+        max_length = 2000,
+        pattern = r"^[^\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]*[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000][^\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]*$"
+    )]
     q: Option<String>,
     /// `words` (default) or `fts`.
     #[param(schema_with = modes)]
