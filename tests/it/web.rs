@@ -517,3 +517,103 @@ async fn a_session_page_names_the_models_its_cost_leaves_out() {
     assert!(facts.contains("hooklog serve --prices FILE"), "{facts}");
     browser.close().await;
 }
+
+/// A session read as its story (issue 45, first part): hooklog's bookkeeping rows are hidden
+/// until asked for, and every row shown says what it is about in one line, transcript records
+/// included (the assistant's text, its tool calls, their results).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    let projects =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/transcripts/claude/projects");
+    let imported = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .arg("import")
+        .arg("--claude-projects")
+        .arg(&projects)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .expect("hooklog import runs");
+    assert!(imported.status.success(), "{imported:?}");
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
+    let session = "7f3c2a10-5d1e-4b8a-9c2f-1a2b3c4d5e6f";
+    // What the transcript follower appends beside the records, and a hook with nothing to say
+    // but its type.
+    for (id, kind, payload) in [
+        (
+            "read-1",
+            "TranscriptRead",
+            json!({"path": "/w/t.jsonl", "offset": 4096}),
+        ),
+        ("stop-1", "Stop", json!({})),
+    ] {
+        let event = json!({"id": id, "type": kind, "sessionId": session, "source": "hook", "payload": payload});
+        post(&server.url, "/events", event.to_string(), None).await;
+    }
+    let events = stored(&db, session).as_array().unwrap().len();
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{}/s/{session}", server.url)).await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "every event of the session",
+            &format!("document.getElementById('timeline')?.dataset.count === '{events}'"),
+        )
+        .await;
+    let shown = browser.eval("window.hooklog.shown()").await;
+    let shown = shown.as_array().unwrap();
+    assert_eq!(
+        shown.len(),
+        events - 1,
+        "all but the bookkeeping row: {shown:?}"
+    );
+    for row in shown {
+        assert_ne!(row[1], "TranscriptRead", "{row}");
+        let summary = row[2].as_str().unwrap();
+        assert!(!summary.trim().is_empty(), "a row without a summary: {row}");
+    }
+    let said = |kind: &str| -> Vec<String> {
+        shown
+            .iter()
+            .filter(|r| r[1] == kind)
+            .map(|r| r[2].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!said("TranscriptMessage").is_empty(), "{shown:?}");
+    assert!(!said("TranscriptToolResult").is_empty(), "{shown:?}");
+    assert_eq!(said("Stop"), ["the turn ended"]);
+    // The rows drawn say the same, and none of them is bookkeeping.
+    let drawn = browser
+        .eval(
+            "[...document.querySelectorAll('#timeline .row')].map(r => [r.className, r.querySelector('.summary').textContent])",
+        )
+        .await;
+    let drawn = drawn.as_array().unwrap();
+    assert!(!drawn.is_empty());
+    for row in drawn {
+        assert!(
+            !row[0].as_str().unwrap().contains("t-TranscriptRead"),
+            "{row}"
+        );
+        assert!(!row[1].as_str().unwrap().trim().is_empty(), "{row}");
+    }
+    browser.screenshot("session-story").await;
+    // Asked for, the bookkeeping row is shown, with its own line.
+    browser.click("#bookkeeping").await;
+    let (read, _) = browser
+        .wait_until(
+            DEADLINE,
+            "the bookkeeping row",
+            "window.hooklog.shown().find(r => r[1] === 'TranscriptRead')",
+        )
+        .await;
+    assert_eq!(read[2], "hooklog read the transcript");
+    assert_eq!(
+        browser.eval("window.hooklog.shown().length").await,
+        json!(events)
+    );
+    browser.close().await;
+}

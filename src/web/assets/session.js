@@ -35,7 +35,22 @@ export async function session(main, id, status) {
     h(
       "div",
       { class: "session" },
-      h("section", { class: "events", "aria-label": "timeline" }, h("h2", {}, "Timeline"), timeline.el),
+      h(
+        "section",
+        { class: "events", "aria-label": "timeline" },
+        h(
+          "div",
+          { class: "view-head" },
+          h("h2", {}, "Timeline"),
+          h(
+            "label",
+            { class: "bookkeeping", title: "events that are hooklog's own bookkeeping (how far it read a transcript)" },
+            h("input", { type: "checkbox", id: "bookkeeping", onchange: (e) => timeline.showBookkeeping(e.target.checked) }),
+            " bookkeeping"
+          )
+        ),
+        timeline.el
+      ),
       h(
         "aside",
         {},
@@ -48,8 +63,12 @@ export async function session(main, id, status) {
       )
     )
   );
-  // For tests and the devtools console: the timeline as [sessionSequence, event id] pairs.
-  window.hooklog = { timeline: () => timeline.rows.map((r) => [r.seq, r.id]) };
+  // For tests and the devtools console: every event the timeline holds as [sessionSequence,
+  // event id] pairs, and the rows it shows as [sessionSequence, type, summary].
+  window.hooklog = {
+    timeline: () => timeline.all.map((r) => [r.seq, r.id]),
+    shown: () => timeline.rows.map((r) => [r.seq, r.type, r.summary]),
+  };
 
   const opened = { id: null };
   async function open(row) {
@@ -104,7 +123,7 @@ export async function session(main, id, status) {
       approvals.see(envelope);
       if (wanted === envelope.context.sessionSequence) {
         wanted = null;
-        requestAnimationFrame(() => timeline.select(index));
+        if (index >= 0) requestAnimationFrame(() => timeline.select(index));
       }
       refresh();
     },

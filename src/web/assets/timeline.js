@@ -22,22 +22,86 @@ function field(payload, camel) {
   return value === null ? undefined : value;
 }
 
+/**
+ * The recorder's own bookkeeping, not the agent's doing (how far a transcript was read): hidden
+ * unless the reader asks for it.
+ */
+export const BOOKKEEPING = new Set(["TranscriptRead"]);
+
+/** What an event says when its payload has nothing more to tell. */
+const PHRASES = {
+  Stop: "the turn ended",
+  SubagentStop: "a subagent finished",
+  SessionStart: "the session started",
+  SessionEnd: "the session ended",
+  PreCompact: "the context is being compacted",
+  TranscriptRead: "hooklog read the transcript",
+};
+
+/** The part of a tool's input that says what it works on. */
+function detailOf(input) {
+  if (!input || typeof input !== "object") return "";
+  return input.command || input.file_path || input.filePath || input.path || input.pattern || input.description || input.url || input.query || "";
+}
+
+/** A transcript's tool calls: `Read: /w/a.rs, Bash: ls`. */
+function callsOf(calls) {
+  if (!Array.isArray(calls) || calls.length === 0) return "";
+  return calls
+    .map((call) => {
+      const detail = detailOf(call?.input);
+      return `${call?.name || "a tool"}${detail ? `: ${detail}` : ""}`;
+    })
+    .join(", ");
+}
+
+/** A transcript's tool results: their errors, or how many came back. */
+function resultsOf(results) {
+  if (!Array.isArray(results) || results.length === 0) return "";
+  const failed = results.filter((r) => r?.isError === true);
+  if (failed.length) return `✗ ${failed.map((r) => r.error || "failed").join("; ")}`;
+  return results.length === 1 ? "✓ a tool result" : `✓ ${results.length} tool results`;
+}
+
+/** Token counts: `12 in, 340 out`. */
+function tokensOf(usage) {
+  if (!usage || typeof usage !== "object") return "";
+  const input = usage.inputTokens ?? 0;
+  const output = usage.outputTokens ?? 0;
+  return input || output ? `${input} in, ${output} out tokens` : "";
+}
+
+/** The first few plain fields of a payload, `name: value`, for an event nothing above knows. */
+function fieldsOf(payload) {
+  return Object.entries(payload || {})
+    .filter(([, value]) => ["string", "number", "boolean"].includes(typeof value) && value !== "")
+    .slice(0, 3)
+    .map(([name, value]) => `${name}: ${value}`)
+    .join(", ");
+}
+
 /** One line saying what an event is about. */
 function summary(type, payload) {
   const input = field(payload, "toolInput") || {};
   const tool = field(payload, "tool") || field(payload, "toolName");
-  const detail =
-    input.command || input.file_path || input.filePath || input.pattern || input.description || input.url || "";
+  const detail = detailOf(input);
+  const calls = callsOf(field(payload, "toolCalls"));
+  const said = [field(payload, "response"), calls && `→ ${calls}`].filter((t) => typeof t === "string" && t).join(" ");
   const text = [
     field(payload, "prompt"),
     tool && `${tool}${detail ? `: ${detail}` : ""}`,
+    said,
+    resultsOf(field(payload, "toolResults")),
     field(payload, "message"),
     field(payload, "reason"),
     field(payload, "agentType"),
     field(payload, "source"),
     field(payload, "error"),
-  ].find((t) => typeof t === "string" && t);
-  return clip(text || "", 160);
+    tokensOf(field(payload, "usage")),
+    PHRASES[type],
+    fieldsOf(payload),
+  ].find((t) => typeof t === "string" && t.trim());
+  return clip(text || "(no payload)", 160);
 }
 
 /** What the timeline keeps of an event (not its payload: a row opens the full JSON). */
@@ -61,9 +125,15 @@ export function rowOf(envelope) {
   };
 }
 
+/**
+ * The rows on screen are `rows`, the events a reader sees; `all` is every event the stream
+ * brought, bookkeeping included, in order.
+ */
 export class Timeline {
   constructor(onOpen) {
+    this.all = [];
     this.rows = [];
+    this.bookkeeping = false;
     this.open = new Map(); // tool_use_id -> its Pre row, until its Post
     this.onOpen = onOpen;
     this.selected = null;
@@ -81,29 +151,45 @@ export class Timeline {
     new ResizeObserver(() => this.schedule()).observe(this.el);
   }
 
+  /** Adds an event's row; returns its index among the rows shown, or -1 when it is hidden. */
   push(row) {
-    const index = this.rows.length;
-    this.rows.push(row);
+    this.all.push(row);
     if (row.type === "PreToolUse" && row.toolUseId) {
       row.status = "running";
-      this.open.set(row.toolUseId, index);
+      this.open.set(row.toolUseId, row);
     } else if ((row.type === "PostToolUse" || row.type === "PostToolUseFailure") && this.open.has(row.toolUseId)) {
-      const pre = this.rows[this.open.get(row.toolUseId)];
+      const pre = this.open.get(row.toolUseId);
       this.open.delete(row.toolUseId);
       pre.status = row.type === "PostToolUse" ? "ok" : row.interrupt ? "interrupted" : "failed";
       pre.durationMs = Date.parse(row.time) - Date.parse(pre.time);
       Object.assign(row, { status: pre.status, durationMs: pre.durationMs, pair: pre.seq });
       pre.pair = row.seq;
     } else if (ENDS_A_TURN.has(row.type)) {
-      for (const open of this.open.values()) this.rows[open].status = "interrupted";
+      for (const open of this.open.values()) open.status = "interrupted";
       this.open.clear();
     }
     this.schedule();
-    return index;
+    if (!this.shows(row)) return -1;
+    this.rows.push(row);
+    return this.rows.length - 1;
+  }
+
+  shows(row) {
+    return this.bookkeeping || !BOOKKEEPING.has(row.type);
+  }
+
+  /** Shows the bookkeeping rows too, or hides them again; the row opened stays opened. */
+  showBookkeeping(on) {
+    const opened = this.rows[this.selected];
+    this.bookkeeping = on;
+    this.rows = this.all.filter((row) => this.shows(row));
+    this.selected = opened ? this.rows.indexOf(opened) : null;
+    if (this.selected < 0) this.selected = null;
+    this.schedule();
   }
 
   indexOfSeq(seq) {
-    // Rows arrive in sessionSequence order from 1, so the index is usually seq - 1.
+    // Rows arrive in sessionSequence order from 1, so with nothing hidden the index is seq - 1.
     const guess = this.rows[seq - 1];
     return guess?.seq === seq ? seq - 1 : this.rows.findIndex((r) => r.seq === seq);
   }
@@ -139,7 +225,8 @@ export class Timeline {
     const drawn = [];
     for (let i = first; i < last; i++) drawn.push(this.line(this.rows[i], i));
     this.spacer.replaceChildren(...drawn);
-    this.el.dataset.count = String(this.rows.length);
+    this.el.dataset.count = String(this.all.length);
+    this.el.dataset.shown = String(this.rows.length);
   }
 
   line(row, index) {
