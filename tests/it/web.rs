@@ -519,8 +519,8 @@ async fn a_session_page_names_the_models_its_cost_leaves_out() {
 }
 
 /// A session read as its story (issue 45, first part): hooklog's bookkeeping rows are hidden
-/// until asked for, and every row shown says what it is about in one line, transcript records
-/// included (the assistant's text, its tool calls, their results).
+/// until asked for, a transcript's tool results fold into the call they answer, and every row
+/// shown says what it is about in one line (the assistant's text, its tool calls).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
     let Some(found) = chromium() else { return };
@@ -556,21 +556,8 @@ async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
     let events = stored(&db, session).as_array().unwrap().len();
     let browser = Browser::start(found).await;
     browser.goto(&format!("{}/s/{session}", server.url)).await;
-    browser
-        .wait_until(
-            DEADLINE,
-            "every event of the session",
-            &format!("document.getElementById('timeline')?.dataset.count === '{events}'"),
-        )
-        .await;
-    let shown = browser.eval("window.hooklog.shown()").await;
-    let shown = shown.as_array().unwrap();
-    assert_eq!(
-        shown.len(),
-        events - 1,
-        "all but the bookkeeping row: {shown:?}"
-    );
-    for row in shown {
+    let shown = story(&browser, events).await;
+    for row in &shown {
         assert_ne!(row[1], "TranscriptRead", "{row}");
         let summary = row[2].as_str().unwrap();
         assert!(!summary.trim().is_empty(), "a row without a summary: {row}");
@@ -582,9 +569,15 @@ async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
             .map(|r| r[2].as_str().unwrap().to_string())
             .collect()
     };
-    assert!(!said("TranscriptMessage").is_empty(), "{shown:?}");
-    assert!(!said("TranscriptToolResult").is_empty(), "{shown:?}");
+    assert!(
+        said("TranscriptMessage").iter().any(|s| s == "→ Read"),
+        "{shown:?}"
+    );
     assert_eq!(said("Stop"), ["the turn ended"]);
+    // Each tool call once: the results fold into the message that called the tool.
+    assert!(said("TranscriptToolResult").is_empty(), "{shown:?}");
+    let read = shown.iter().find(|r| r[2] == "→ Read").unwrap();
+    assert_eq!(read[3], "ok", "{read}");
     // The rows drawn say the same, and none of them is bookkeeping.
     let drawn = browser
         .eval(
@@ -592,7 +585,7 @@ async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
         )
         .await;
     let drawn = drawn.as_array().unwrap();
-    assert!(!drawn.is_empty());
+    assert_eq!(drawn.len(), shown.len());
     for row in drawn {
         assert!(
             !row[0].as_str().unwrap().contains("t-TranscriptRead"),
@@ -601,8 +594,8 @@ async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
         assert!(!row[1].as_str().unwrap().trim().is_empty(), "{row}");
     }
     browser.screenshot("session-story").await;
-    // Asked for, the bookkeeping row is shown, with its own line.
-    browser.click("#bookkeeping").await;
+    // Asked for, every event is shown, the bookkeeping row with its own line.
+    browser.click("#every-event").await;
     let (read, _) = browser
         .wait_until(
             DEADLINE,
@@ -615,5 +608,110 @@ async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
         browser.eval("window.hooklog.shown().length").await,
         json!(events)
     );
+    browser.close().await;
+}
+
+/// The rows the session page shows, once it holds all `events` of the session.
+async fn story(browser: &Browser, events: usize) -> Vec<Value> {
+    browser
+        .wait_until(
+            DEADLINE,
+            "every event of the session",
+            &format!("document.getElementById('timeline')?.dataset.count === '{events}'"),
+        )
+        .await;
+    let shown = browser.eval("window.hooklog.shown()").await;
+    shown.as_array().unwrap().clone()
+}
+
+/// A tool call told by the hooks and by the transcript shows once, on the row of whichever told
+/// of it first, with the status the other gave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_told_by_hooks_and_transcript_shows_once() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
+    let url = &server.url;
+    // The hooks first (toolu_01: PreToolUse then PostToolUse), then the transcript's records
+    // of the same call; for toolu_99 the transcript first, then the hooks, which fail it.
+    for line in fixture("claude-code-session") {
+        post(url, "/event", line.to_string(), None).await;
+    }
+    let transcript = [
+        (
+            "m-1",
+            "TranscriptMessage",
+            json!({"response": "Reading the totals.", "toolCalls": [{"id": "toolu_01", "name": "Read"}]}),
+        ),
+        (
+            "r-1",
+            "TranscriptToolResult",
+            json!({"toolResults": [{"toolUseId": "toolu_01", "isError": false}]}),
+        ),
+        (
+            "m-99",
+            "TranscriptMessage",
+            json!({"toolCalls": [{"id": "toolu_99", "name": "Bash", "input": {"command": "cargo test"}}]}),
+        ),
+        (
+            "pre-99",
+            "PreToolUse",
+            json!({"tool_use_id": "toolu_99", "tool_name": "Bash", "tool_input": {"command": "cargo test"}}),
+        ),
+        (
+            "post-99",
+            "PostToolUseFailure",
+            json!({"tool_use_id": "toolu_99", "tool_name": "Bash", "error": "exit 101"}),
+        ),
+        (
+            "r-99",
+            "TranscriptToolResult",
+            json!({"toolResults": [{"toolUseId": "toolu_99", "isError": true, "error": "exit 101"}]}),
+        ),
+    ];
+    for (id, kind, payload) in transcript {
+        let event = json!({"id": id, "type": kind, "sessionId": HOOKED, "source": "hook", "payload": payload});
+        post(url, "/events", event.to_string(), None).await;
+    }
+    let events = stored(&db, HOOKED).as_array().unwrap().len();
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{url}/s/{HOOKED}")).await;
+    let shown = story(&browser, events).await;
+    let telling = |id: &str| -> Vec<&Value> {
+        shown
+            .iter()
+            .filter(|r| r[4].as_array().unwrap().iter().any(|x| x == id))
+            .collect()
+    };
+    let first = telling("toolu_01");
+    assert_eq!(first.len(), 1, "toolu_01 shown once: {first:?}");
+    assert_eq!(
+        (&first[0][1], &first[0][3]),
+        (&json!("PreToolUse"), &json!("ok"))
+    );
+    let ninety_nine = telling("toolu_99");
+    assert_eq!(ninety_nine.len(), 1, "toolu_99 shown once: {ninety_nine:?}");
+    assert_eq!(ninety_nine[0][1], "TranscriptMessage");
+    assert_eq!(ninety_nine[0][2], "→ Bash: cargo test");
+    assert_eq!(ninety_nine[0][3], "failed");
+    // What the transcript said stays, without the call the hook row already shows.
+    let message = shown
+        .iter()
+        .find(|r| r[2].as_str().unwrap().starts_with("Reading the totals."))
+        .expect("the message's text is shown");
+    assert_eq!(message[2], "Reading the totals.");
+    assert!(shown.iter().all(|r| r[1] != "PostToolUse"), "{shown:?}");
+    // Every hook's tool call appears once, whatever its source.
+    let mut ids: Vec<&Value> = shown
+        .iter()
+        .flat_map(|r| r[4].as_array().unwrap())
+        .collect();
+    let all = ids.len();
+    ids.sort_by_key(|v| v.to_string());
+    ids.dedup();
+    assert_eq!(ids.len(), all, "a tool use id told twice: {shown:?}");
+    browser.screenshot("session-calls-once").await;
     browser.close().await;
 }

@@ -44,9 +44,9 @@ export async function session(main, id, status) {
           h("h2", {}, "Timeline"),
           h(
             "label",
-            { class: "bookkeeping", title: "events that are hooklog's own bookkeeping (how far it read a transcript)" },
-            h("input", { type: "checkbox", id: "bookkeeping", onchange: (e) => timeline.showBookkeeping(e.target.checked) }),
-            " bookkeeping"
+            { class: "everything", title: "also the events that repeat a tool call shown (its PostToolUse, a transcript's result) and hooklog's own bookkeeping (how far it read a transcript)" },
+            h("input", { type: "checkbox", id: "every-event", onchange: (e) => timeline.showEverything(e.target.checked) }),
+            " every event"
           )
         ),
         timeline.el
@@ -64,10 +64,12 @@ export async function session(main, id, status) {
     )
   );
   // For tests and the devtools console: every event the timeline holds as [sessionSequence,
-  // event id] pairs, and the rows it shows as [sessionSequence, type, summary].
+  // event id] pairs, and the rows it shows as [sessionSequence, type, summary, status, the
+  // tool use ids of the calls it is the row of].
   window.hooklog = {
     timeline: () => timeline.all.map((r) => [r.seq, r.id]),
-    shown: () => timeline.rows.map((r) => [r.seq, r.type, r.summary]),
+    shown: () =>
+      timeline.rows.map((r) => [r.seq, r.type, r.summary, r.status, [r.toolUseId, ...r.told, ...r.results.map((x) => x.id)].filter(Boolean)]),
   };
 
   const opened = { id: null };
@@ -97,6 +99,9 @@ export async function session(main, id, status) {
     const seq = Number(/^#e(\d+)$/.exec(location.hash)?.[1]);
     const index = timeline.indexOfSeq(seq);
     if (index >= 0 && timeline.selected !== index) timeline.select(index);
+    // An event not shown (folded into its call, or bookkeeping) still opens.
+    const hidden = index < 0 && timeline.all.find((r) => r.seq === seq);
+    if (hidden && opened.id !== hidden.id) open(hidden);
   });
 
   const refresh = coalesce(300, async () => {
@@ -118,12 +123,14 @@ export async function session(main, id, status) {
     `/sessions/${enc}/events`,
     0,
     (envelope) => {
-      const index = timeline.push(rowOf(envelope));
+      const row = rowOf(envelope);
+      const index = timeline.push(row);
       replay.add(envelope.context.sequence);
       approvals.see(envelope);
       if (wanted === envelope.context.sessionSequence) {
         wanted = null;
         if (index >= 0) requestAnimationFrame(() => timeline.select(index));
+        else open(row);
       }
       refresh();
     },

@@ -44,15 +44,16 @@ function detailOf(input) {
   return input.command || input.file_path || input.filePath || input.path || input.pattern || input.description || input.url || input.query || "";
 }
 
+/** One tool call of a transcript: `Read: /w/a.rs`. */
+function callText(call) {
+  const detail = detailOf(call?.input);
+  return `${call?.name || "a tool"}${detail ? `: ${detail}` : ""}`;
+}
+
 /** A transcript's tool calls: `Read: /w/a.rs, Bash: ls`. */
 function callsOf(calls) {
   if (!Array.isArray(calls) || calls.length === 0) return "";
-  return calls
-    .map((call) => {
-      const detail = detailOf(call?.input);
-      return `${call?.name || "a tool"}${detail ? `: ${detail}` : ""}`;
-    })
-    .join(", ");
+  return calls.map(callText).join(", ");
 }
 
 /** A transcript's tool results: their errors, or how many came back. */
@@ -109,6 +110,9 @@ export function rowOf(envelope) {
   const payload = envelope.payload || {};
   const kind = field(payload, "notificationType") || field(payload, "type");
   const permission = envelope.type === "PermissionRequest" || /permission/i.test(String(kind || ""));
+  const calls = field(payload, "toolCalls");
+  const results = field(payload, "toolResults");
+  const response = field(payload, "response");
   return {
     seq: envelope.context.sessionSequence,
     sequence: envelope.context.sequence,
@@ -122,19 +126,34 @@ export function rowOf(envelope) {
     status: null,
     pair: null,
     durationMs: null,
+    // A transcript's tool calls and results, by tool use id, and whether it says something.
+    calls: Array.isArray(calls) ? calls.filter((c) => typeof c?.id === "string").map((c) => ({ id: c.id, text: callText(c) })) : [],
+    results: Array.isArray(results)
+      ? results.filter((r) => typeof r?.toolUseId === "string").map((r) => ({ id: r.toolUseId, failed: r.isError === true }))
+      : [],
+    said: typeof response === "string" && response !== "" ? response : null,
+    // Whether it only repeats a call another row shows, and the calls it is the row of (see
+    // Timeline.fold).
+    folded: false,
+    told: [],
   };
 }
 
 /**
  * The rows on screen are `rows`, the events a reader sees; `all` is every event the stream
- * brought, bookkeeping included, in order.
+ * brought, in order. Each tool call is shown once, on the row of whichever source told of it
+ * first (a `PreToolUse` hook, or a transcript's message); the rows that only repeat it (its
+ * `PostToolUse`, the hook after the transcript, a transcript's result) are folded into that
+ * row, which takes their status and duration. Folded and bookkeeping rows are shown when
+ * `everything` is on.
  */
 export class Timeline {
   constructor(onOpen) {
     this.all = [];
     this.rows = [];
-    this.bookkeeping = false;
-    this.open = new Map(); // tool_use_id -> its Pre row, until its Post
+    this.everything = false;
+    this.open = new Map(); // tool use id -> the row showing the call, until its Post
+    this.calls = new Map(); // tool use id -> the row showing the call
     this.onOpen = onOpen;
     this.selected = null;
     this.stick = true;
@@ -151,37 +170,70 @@ export class Timeline {
     new ResizeObserver(() => this.schedule()).observe(this.el);
   }
 
-  /** Adds an event's row; returns its index among the rows shown, or -1 when it is hidden. */
+  /** Adds an event's row; returns its index among the rows shown, or -1 when it is not shown. */
   push(row) {
     this.all.push(row);
-    if (row.type === "PreToolUse" && row.toolUseId) {
-      row.status = "running";
-      this.open.set(row.toolUseId, row);
-    } else if ((row.type === "PostToolUse" || row.type === "PostToolUseFailure") && this.open.has(row.toolUseId)) {
-      const pre = this.open.get(row.toolUseId);
-      this.open.delete(row.toolUseId);
-      pre.status = row.type === "PostToolUse" ? "ok" : row.interrupt ? "interrupted" : "failed";
-      pre.durationMs = Date.parse(row.time) - Date.parse(pre.time);
-      Object.assign(row, { status: pre.status, durationMs: pre.durationMs, pair: pre.seq });
-      pre.pair = row.seq;
-    } else if (ENDS_A_TURN.has(row.type)) {
-      for (const open of this.open.values()) open.status = "interrupted";
-      this.open.clear();
-    }
+    this.fold(row);
     this.schedule();
     if (!this.shows(row)) return -1;
     this.rows.push(row);
     return this.rows.length - 1;
   }
 
-  shows(row) {
-    return this.bookkeeping || !BOOKKEEPING.has(row.type);
+  /** Pairs a row with the call it tells of, and folds it when it only repeats that call. */
+  fold(row) {
+    const id = row.toolUseId;
+    if (row.type === "PreToolUse" && id) {
+      const shown = this.calls.get(id);
+      if (shown) {
+        row.folded = true;
+      } else {
+        row.status = "running";
+        this.calls.set(id, row);
+      }
+      this.open.set(id, shown || row);
+    } else if ((row.type === "PostToolUse" || row.type === "PostToolUseFailure") && this.open.has(id)) {
+      const call = this.open.get(id);
+      this.open.delete(id);
+      call.status = row.type === "PostToolUse" ? "ok" : row.interrupt ? "interrupted" : "failed";
+      call.durationMs = Date.parse(row.time) - Date.parse(call.time);
+      Object.assign(row, { status: call.status, durationMs: call.durationMs, pair: call.seq, folded: true });
+      call.pair = row.seq;
+    } else if (ENDS_A_TURN.has(row.type)) {
+      for (const open of this.open.values()) if (open.status === "running") open.status = "interrupted";
+      this.open.clear();
+    }
+    if (row.calls.length) {
+      const fresh = row.calls.filter((call) => !this.calls.has(call.id));
+      for (const call of fresh) this.calls.set(call.id, row);
+      row.told = fresh.map((call) => call.id);
+      if (fresh.length < row.calls.length) {
+        // What it says stays; the calls another row shows are not told again.
+        if (!row.said && fresh.length === 0) row.folded = true;
+        const told = fresh.length ? `→ ${fresh.map((call) => call.text).join(", ")}` : "";
+        row.summary = clip([row.said, told].filter(Boolean).join(" "), 160);
+      }
+    }
+    if (row.results.length) {
+      let known = 0;
+      for (const result of row.results) {
+        const call = this.calls.get(result.id);
+        if (!call) continue;
+        known += 1;
+        if (!call.status || call.status === "running") call.status = result.failed ? "failed" : "ok";
+      }
+      if (known === row.results.length) row.folded = true;
+    }
   }
 
-  /** Shows the bookkeeping rows too, or hides them again; the row opened stays opened. */
-  showBookkeeping(on) {
+  shows(row) {
+    return this.everything || !(row.folded || BOOKKEEPING.has(row.type));
+  }
+
+  /** Shows every event (bookkeeping and folded rows too), or the story again; the row opened stays opened. */
+  showEverything(on) {
     const opened = this.rows[this.selected];
-    this.bookkeeping = on;
+    this.everything = on;
     this.rows = this.all.filter((row) => this.shows(row));
     this.selected = opened ? this.rows.indexOf(opened) : null;
     if (this.selected < 0) this.selected = null;
@@ -250,7 +302,9 @@ export class Timeline {
       h("span", { class: "time" }, clock(row.time)),
       h("span", { class: "type" }, row.permission ? `⚠ ${row.type}` : row.type),
       status,
-      row.pair ? h("a", { class: "pair", href: `#e${row.pair}` }, row.type === "PreToolUse" ? `→ #${row.pair}` : `← #${row.pair}`) : null,
+      row.pair && this.everything
+        ? h("a", { class: "pair", href: `#e${row.pair}` }, row.type === "PreToolUse" ? `→ #${row.pair}` : `← #${row.pair}`)
+        : null,
       h("span", { class: "summary" }, row.summary)
     );
     el.style.top = `${index * ROW}px`;
