@@ -624,8 +624,9 @@ async fn story(browser: &Browser, events: usize) -> Vec<Value> {
     shown.as_array().unwrap().clone()
 }
 
-/// A tool call told by the hooks and by the transcript shows once, on the row of whichever told
-/// of it first, with the status the other gave.
+/// A tool call (or a prompt) told by the hooks and by the transcript shows once, on the row of
+/// whichever told of it first, with the status the other gave; rows are in the order things
+/// happened, though a transcript's records arrive late with their own times.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_call_told_by_hooks_and_transcript_shows_once() {
     let Some(found) = chromium() else { return };
@@ -675,10 +676,37 @@ async fn a_tool_call_told_by_hooks_and_transcript_shows_once() {
         let event = json!({"id": id, "type": kind, "sessionId": HOOKED, "source": "hook", "payload": payload});
         post(url, "/events", event.to_string(), None).await;
     }
+    // The transcript's record of a prompt the hook told, and a message written while the first
+    // prompt was answered (the follower read it later: it carries its own, earlier time).
+    let asked: String = open_read_only(&db)
+        .query_row(
+            "SELECT event_time FROM events WHERE session_id = ?1 AND type = 'UserPromptSubmit' ORDER BY sequence LIMIT 1",
+            [HOOKED],
+            |r| r.get(0),
+        )
+        .unwrap();
+    for event in [
+        json!({"id": "p-2", "type": "TranscriptPrompt", "sessionId": HOOKED, "source": "hook", "payload": {"prompt": "Now commit it."}}),
+        json!({"id": "m-early", "type": "TranscriptMessage", "sessionId": HOOKED, "source": "hook", "eventTime": asked, "payload": {"response": "Looking at checkout first."}}),
+    ] {
+        post(url, "/events", event.to_string(), None).await;
+    }
     let events = stored(&db, HOOKED).as_array().unwrap().len();
     let browser = Browser::start(found).await;
     browser.goto(&format!("{url}/s/{HOOKED}")).await;
     let shown = story(&browser, events).await;
+    // In the order things happened: the early message before the session's end, and no time
+    // running backwards.
+    let times: Vec<&str> = shown.iter().map(|r| r[5].as_str().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    let position = |summary: &str| shown.iter().position(|r| r[2] == summary);
+    let early = position("Looking at checkout first.").expect("the early message");
+    let end = shown.iter().position(|r| r[1] == "SessionEnd").unwrap();
+    assert!(early < end, "{shown:?}");
+    // A prompt told by the hook and the transcript shows once.
+    let commit: Vec<&Value> = shown.iter().filter(|r| r[2] == "Now commit it.").collect();
+    assert_eq!(commit.len(), 1, "{commit:?}");
+    assert_eq!(commit[0][1], "UserPromptSubmit");
     let telling = |id: &str| -> Vec<&Value> {
         shown
             .iter()

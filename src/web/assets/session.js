@@ -65,11 +65,11 @@ export async function session(main, id, status) {
   );
   // For tests and the devtools console: every event the timeline holds as [sessionSequence,
   // event id] pairs, and the rows it shows as [sessionSequence, type, summary, status, the
-  // tool use ids of the calls it is the row of].
+  // tool use ids of the calls it is the row of, eventTime], in the order shown.
   window.hooklog = {
     timeline: () => timeline.all.map((r) => [r.seq, r.id]),
     shown: () =>
-      timeline.rows.map((r) => [r.seq, r.type, r.summary, r.status, [r.toolUseId, ...r.told, ...r.results.map((x) => x.id)].filter(Boolean)]),
+      timeline.rows.map((r) => [r.seq, r.type, r.summary, r.status, [r.toolUseId, ...r.told, ...r.results.map((x) => x.id)].filter(Boolean), r.time]),
   };
 
   const opened = { id: null };

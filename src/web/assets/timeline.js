@@ -1,5 +1,6 @@
-// A session's timeline: one row per event, newest at the bottom, drawn virtually (only the
-// rows on screen are in the DOM), so a session of 100,000 events scrolls as one of 100.
+// A session's timeline: one row per event, in the order things happened, newest at the bottom,
+// drawn virtually (only the rows on screen are in the DOM), so a session of 100,000 events
+// scrolls as one of 100.
 // Tool uses are paired here, Pre with its Post by tool_use_id, to show status and duration.
 
 import { clip, clock, duration, h } from "./dom.js";
@@ -27,6 +28,9 @@ function field(payload, camel) {
  * unless the reader asks for it.
  */
 export const BOOKKEEPING = new Set(["TranscriptRead"]);
+
+/** The events that carry a prompt the person typed: the hook's, and the transcript's record. */
+const PROMPTS = new Set(["UserPromptSubmit", "TranscriptPrompt"]);
 
 /** What an event says when its payload has nothing more to tell. */
 const PHRASES = {
@@ -119,6 +123,7 @@ export function rowOf(envelope) {
     id: envelope.id,
     type: envelope.type,
     time: envelope.context.eventTime,
+    at: Date.parse(envelope.context.eventTime),
     summary: summary(envelope.type, payload),
     toolUseId: field(payload, "toolUseId"),
     interrupt: field(payload, "isInterrupt") === true,
@@ -136,6 +141,8 @@ export function rowOf(envelope) {
     // Timeline.fold).
     folded: false,
     told: [],
+    // A prompt, as the hook or the transcript tells it (one of them is folded into the other).
+    prompt: PROMPTS.has(envelope.type) && typeof field(payload, "prompt") === "string" ? field(payload, "prompt") : null,
   };
 }
 
@@ -147,6 +154,12 @@ export function rowOf(envelope) {
  * row, which takes their status and duration. Folded and bookkeeping rows are shown when
  * `everything` is on.
  */
+/** Whether row `a` happened before row `b`: by event time, then by position in the session. */
+function before(a, b) {
+  if (a.at !== b.at && !Number.isNaN(a.at) && !Number.isNaN(b.at)) return a.at < b.at;
+  return a.seq < b.seq;
+}
+
 export class Timeline {
   constructor(onOpen) {
     this.all = [];
@@ -154,6 +167,7 @@ export class Timeline {
     this.everything = false;
     this.open = new Map(); // tool use id -> the row showing the call, until its Post
     this.calls = new Map(); // tool use id -> the row showing the call
+    this.prompts = new Map(); // prompt text -> per source, how many wait for the other's
     this.onOpen = onOpen;
     this.selected = null;
     this.stick = true;
@@ -176,8 +190,20 @@ export class Timeline {
     this.fold(row);
     this.schedule();
     if (!this.shows(row)) return -1;
-    this.rows.push(row);
-    return this.rows.length - 1;
+    // In the order things happened: a transcript's records arrive after the hooks of the same
+    // moment, with their own, earlier, times.
+    let at = this.rows.length;
+    if (at > 0 && before(row, this.rows[at - 1])) {
+      let low = 0;
+      while (low < at) {
+        const mid = (low + at) >> 1;
+        if (before(row, this.rows[mid])) at = mid;
+        else low = mid + 1;
+      }
+    }
+    this.rows.splice(at, 0, row);
+    if (this.selected !== null && at <= this.selected) this.selected += 1;
+    return at;
   }
 
   /** Pairs a row with the call it tells of, and folds it when it only repeats that call. */
@@ -202,6 +228,18 @@ export class Timeline {
     } else if (ENDS_A_TURN.has(row.type)) {
       for (const open of this.open.values()) if (open.status === "running") open.status = "interrupted";
       this.open.clear();
+    }
+    if (row.prompt !== null) {
+      // The same prompt from the hook and from the transcript is shown once.
+      const waiting = this.prompts.get(row.prompt) || {};
+      const other = row.type === "UserPromptSubmit" ? "TranscriptPrompt" : "UserPromptSubmit";
+      if (waiting[other] > 0) {
+        waiting[other] -= 1;
+        row.folded = true;
+      } else {
+        waiting[row.type] = (waiting[row.type] || 0) + 1;
+      }
+      this.prompts.set(row.prompt, waiting);
     }
     if (row.calls.length) {
       const fresh = row.calls.filter((call) => !this.calls.has(call.id));
@@ -234,7 +272,7 @@ export class Timeline {
   showEverything(on) {
     const opened = this.rows[this.selected];
     this.everything = on;
-    this.rows = this.all.filter((row) => this.shows(row));
+    this.rows = this.all.filter((row) => this.shows(row)).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
     this.selected = opened ? this.rows.indexOf(opened) : null;
     if (this.selected < 0) this.selected = null;
     this.schedule();
