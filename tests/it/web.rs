@@ -743,3 +743,79 @@ async fn a_tool_call_told_by_hooks_and_transcript_shows_once() {
     browser.screenshot("session-calls-once").await;
     browser.close().await;
 }
+
+/// Not a check: how long a session of 100,000 events takes to open (issue 45 asks under 2 s):
+/// tool calls told by hooks and transcript, prompts, messages, bookkeeping. Run with
+/// `cargo test --release --test it web::measure -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn measure_a_100000_event_session_opening() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
+    let session = "big-session";
+    let client = reqwest::Client::new();
+    let mut n = 0;
+    let mut lines = Vec::new();
+    while n < 100_000 {
+        let call = format!("toolu_{n}");
+        let event = |kind: &str, payload: Value| json!({"type": kind, "sessionId": session, "source": "hook", "payload": payload});
+        for line in [
+            event("UserPromptSubmit", json!({"prompt": format!("step {n}")})),
+            event("TranscriptPrompt", json!({"prompt": format!("step {n}")})),
+            event(
+                "PreToolUse",
+                json!({"tool_use_id": call, "tool_name": "Bash", "tool_input": {"command": "cargo test"}}),
+            ),
+            event(
+                "TranscriptMessage",
+                json!({"response": "Running the tests.", "toolCalls": [{"id": call, "name": "Bash"}]}),
+            ),
+            event(
+                "PostToolUse",
+                json!({"tool_use_id": call, "tool_name": "Bash"}),
+            ),
+            event(
+                "TranscriptToolResult",
+                json!({"toolResults": [{"toolUseId": call, "isError": false}]}),
+            ),
+            event("TranscriptRead", json!({"path": "/w/t.jsonl", "offset": n})),
+            event("Stop", json!({})),
+        ] {
+            lines.push(line.to_string());
+            n += 1;
+        }
+        if lines.len() >= 1000 {
+            let body = lines.join("\n");
+            lines.clear();
+            let answer = client
+                .post(format!("{}/events", server.url))
+                .header("content-type", "application/x-ndjson")
+                .body(body)
+                .send()
+                .await
+                .unwrap();
+            assert!(answer.status().is_success(), "{}", answer.status());
+        }
+    }
+    let events = stored(&db, session).as_array().unwrap().len();
+    let browser = Browser::start(found).await;
+    let started = std::time::Instant::now();
+    browser.goto(&format!("{}/s/{session}", server.url)).await;
+    browser
+        .wait_until(
+            Duration::from_secs(120),
+            "every event of the session",
+            &format!("document.getElementById('timeline')?.dataset.count === '{events}'"),
+        )
+        .await;
+    let opened = started.elapsed();
+    let shown = browser.eval("window.hooklog.shown().length").await;
+    println!(
+        "{events} events: the page held them all {opened:?} after it was asked for; {shown} rows shown"
+    );
+    browser.screenshot("session-100000").await;
+    browser.close().await;
+}
