@@ -6,24 +6,18 @@
 use crate::common;
 
 use common::sse::SseReader;
-use common::{ServerProcess, metric};
+use common::{ServerProcess, metric, stats};
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// One page: with the budget this small, one page held by one stream is all of it.
 const PAGE: u64 = 1024 * 1024;
 
 async fn closed_for_stalling(client: &reqwest::Client, url: &str) -> u64 {
-    let stats: Value = client
-        .get(format!("{url}/stats"))
-        .send()
-        .await
+    stats(client, url).await["connections"]["closedForStalling"]
+        .as_u64()
         .unwrap()
-        .json()
-        .await
-        .unwrap();
-    stats["connections"]["closedForStalling"].as_u64().unwrap()
 }
 
 #[tokio::test]

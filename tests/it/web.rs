@@ -434,12 +434,9 @@ async fn with_a_token_the_page_shows_only_the_login_form_until_logged_in() {
     browser.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_page_shows_the_tokens_and_cost_its_transcripts_give() {
-    let Some(found) = chromium() else { return };
-    let _one = ONE_BROWSER.lock().await;
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("hooklog.db");
+/// `hooklog import` of the Claude Code transcripts of `fixtures/transcripts/claude/projects`
+/// into the database `db`.
+fn import_claude_transcripts(db: &Path) {
     let projects =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/transcripts/claude/projects");
     let imported = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
@@ -447,10 +444,19 @@ async fn a_session_page_shows_the_tokens_and_cost_its_transcripts_give() {
         .arg("--claude-projects")
         .arg(&projects)
         .arg("--db")
-        .arg(&db)
+        .arg(db)
         .output()
         .expect("hooklog import runs");
     assert!(imported.status.success(), "{imported:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_page_shows_the_tokens_and_cost_its_transcripts_give() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    import_claude_transcripts(&db);
     let server = ServerProcess::start(&db, "127.0.0.1:0");
     let browser = Browser::start(found).await;
     let session = "7f3c2a10-5d1e-4b8a-9c2f-1a2b3c4d5e6f";
@@ -527,17 +533,7 @@ async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
     let _one = ONE_BROWSER.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hooklog.db");
-    let projects =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/transcripts/claude/projects");
-    let imported = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
-        .arg("import")
-        .arg("--claude-projects")
-        .arg(&projects)
-        .arg("--db")
-        .arg(&db)
-        .output()
-        .expect("hooklog import runs");
-    assert!(imported.status.success(), "{imported:?}");
+    import_claude_transcripts(&db);
     let server = ServerProcess::start(&db, "127.0.0.1:0");
     let session = "7f3c2a10-5d1e-4b8a-9c2f-1a2b3c4d5e6f";
     // What the transcript follower appends beside the records, and a hook with nothing to say
