@@ -179,6 +179,7 @@ pub fn routes() -> Vec<Route> {
         route!(live::root),
         route!(pages::session),
         route!(pages::coordination),
+        route!(pages::cost),
         route!(pages::asset),
         route!(login::login),
         route!(login::logout),

@@ -1,4 +1,4 @@
-//! The web view's pages and files: `/s/{id}` (a session) and `/coordination` answer the same
+//! The web view's pages and files: `/s/{id}` (a session), `/coordination` and `/cost` answer the same
 //! HTML shell as `GET /` (the board); its script draws the view the URL names.
 //! `/assets/{file}` answers the embedded files. Pages take no query string: a view's state
 //! (filters, the event shown) lives in the URL's fragment, which never reaches the server.
@@ -36,6 +36,21 @@ pub async fn session(ApiPath(_id): ApiPath<String>, uri: Uri) -> Result<Response
 )]
 /// `GET /coordination`: alerts, watcher owners, claims and gaps.
 pub async fn coordination(uri: Uri) -> Result<Response, ApiError> {
+    no_query(&uri)?;
+    Ok(crate::web::page())
+}
+
+#[utoipa::path(
+    get,
+    path = "/cost",
+    tag = "web",
+    responses(
+        (status = 200, description = "The web view's page (its script draws cost and tokens by day and by model).", content_type = "text/html", body = String),
+        (status = 400, description = "A query string: a page takes none.", body = schemas::ErrorBody)
+    )
+)]
+/// `GET /cost`: cost and tokens by day and by model, from `GET /usage`.
+pub async fn cost(uri: Uri) -> Result<Response, ApiError> {
     no_query(&uri)?;
     Ok(crate::web::page())
 }

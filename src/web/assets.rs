@@ -38,6 +38,8 @@ pub static FILES: &[Asset] = &[
     asset!("pulse.js", JS),
     asset!("session.js", JS),
     asset!("timeline.js", JS),
+    asset!("lanes.js", JS),
+    asset!("usage.js", JS),
     asset!("replay.js", JS),
     asset!("coordination.js", JS),
     asset!("login.js", JS),

@@ -15,7 +15,7 @@ use axum::response::Response;
 pub const CSP: &str = "default-src 'self'; base-uri 'none'; form-action 'self'; \
                        frame-ancestors 'none'; object-src 'none'";
 
-/// The page of every view (`/`, `/s/{id}`, `/coordination`): one HTML shell whose script
+/// The page of every view (`/`, `/s/{id}`, `/coordination`, `/cost`): one HTML shell whose script
 /// reads the URL and draws the view.
 pub fn page() -> Response {
     answer(StatusCode::OK, assets::INDEX)

@@ -276,6 +276,8 @@ async fn every_documented_status_is_produced() {
         .await;
     x.send("get", "/coordination", "/coordination?x=1", None, 400)
         .await;
+    x.send("get", "/cost", "/cost", None, 200).await;
+    x.send("get", "/cost", "/cost?since=7d", None, 400).await;
     x.send("get", "/assets/{file}", "/assets/app.css", None, 200)
         .await;
     x.send("get", "/assets/{file}", "/assets/app.js", None, 200)

@@ -569,7 +569,9 @@ async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
         said("TranscriptMessage").iter().any(|s| s == "→ Read"),
         "{shown:?}"
     );
-    assert_eq!(said("Stop"), ["the turn ended"]);
+    let ends = said("Stop");
+    assert_eq!(ends.len(), 1, "{ends:?}");
+    assert!(ends[0].starts_with("the turn ended"), "{ends:?}");
     // Each tool call once: the results fold into the message that called the tool.
     assert!(said("TranscriptToolResult").is_empty(), "{shown:?}");
     let read = shown.iter().find(|r| r[2] == "→ Read").unwrap();
@@ -604,6 +606,169 @@ async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
         browser.eval("window.hooklog.shown().length").await,
         json!(events)
     );
+    browser.close().await;
+}
+
+/// A session's story in turns (issue 45): each prompt opens a numbered turn, the subagent's
+/// rows are nested (marked with its id) after the call that started it and in the turn of
+/// that call, every tool call is one bar in its agent's lane, the per-turn chart has the
+/// numbers `GET /usage?by=turn` gives, and the turn's end says its tokens and cost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_reads_as_turns_with_its_subagent_nested_its_calls_as_bars_and_its_cost_per_turn()
+{
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    import_claude_transcripts(&db);
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
+    let session = "7f3c2a10-5d1e-4b8a-9c2f-1a2b3c4d5e6f";
+    let stop = json!({"id": "stop-2", "type": "Stop", "sessionId": session, "source": "hook", "payload": {}});
+    post(&server.url, "/events", stop.to_string(), None).await;
+    let events = stored(&db, session).as_array().unwrap().len();
+    // Every tool call the transcripts stored, with the agent that made it.
+    let conn = open_read_only(&db);
+    let mut statement = conn
+        .prepare(
+            "SELECT c.value ->> '$.id', e.payload ->> '$.agentId'
+             FROM events e, json_each(e.payload, '$.toolCalls') c
+             WHERE e.session_id = ?1 AND e.type = 'TranscriptMessage' ORDER BY e.sequence",
+        )
+        .unwrap();
+    let calls: Vec<(String, String)> = statement
+        .query_map([session], |r| {
+            Ok((
+                r.get(0)?,
+                r.get::<_, Option<String>>(1)?.unwrap_or("main".into()),
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        calls.iter().any(|(_, agent)| agent == "a3f9c1e") && calls.iter().any(|(_, a)| a == "main"),
+        "{calls:?}"
+    );
+    let usage = get(
+        &server.url,
+        &format!("/usage?by=turn&session={session}"),
+        None,
+    )
+    .await;
+    let turns: Vec<&Value> = usage["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["key"] != "")
+        .collect();
+    assert_eq!(turns.len(), 2, "{usage}");
+
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{}/s/{session}", server.url)).await;
+    let shown = story(&browser, events).await;
+    // Two turns, numbered in order, each opened by its prompt.
+    let prompts: Vec<&Value> = shown
+        .iter()
+        .filter(|r| r[1] == "TranscriptPrompt" && r[6].is_null())
+        .collect();
+    assert_eq!(
+        prompts.iter().map(|r| r[7].clone()).collect::<Vec<_>>(),
+        [json!(1), json!(2)],
+        "{shown:?}"
+    );
+    // The subagent's rows: after the row of the call that started it, in turn 1.
+    let task = shown
+        .iter()
+        .position(|r| r[6].is_null() && r[2].as_str().unwrap().contains("Task"))
+        .expect("the row of the Task call");
+    let nested: Vec<usize> = (0..shown.len())
+        .filter(|&i| shown[i][6] == "a3f9c1e")
+        .collect();
+    assert!(!nested.is_empty(), "{shown:?}");
+    for &i in &nested {
+        assert!(i > task, "a subagent row before its call: {:?}", shown[i]);
+        assert_eq!(shown[i][7], 1, "{:?}", shown[i]);
+    }
+    // The turn's end says the turn and its length (its tokens and cost: below).
+    let end = shown.iter().find(|r| r[1] == "Stop").unwrap();
+    assert_eq!(end[7], 2, "{end}");
+    assert!(
+        end[2]
+            .as_str()
+            .unwrap()
+            .starts_with("the turn ended, turn 2: after "),
+        "{end}"
+    );
+
+    // One bar per tool call, in its agent's lane.
+    let (bars, _) = browser
+        .wait_until(
+            DEADLINE,
+            "a bar for each tool call",
+            &format!(
+                "(b => b.length === {} && b)([...document.querySelectorAll('#lanes rect.bar')].map(r => [r.dataset.call, r.dataset.lane]))",
+                calls.len()
+            ),
+        )
+        .await;
+    let mut bars: Vec<(String, String)> = serde_json::from_value(bars).unwrap();
+    let mut expected = calls.clone();
+    bars.sort();
+    expected.sort();
+    assert_eq!(bars, expected);
+
+    // The per-turn chart: a bar per turn with the numbers /usage gives.
+    let (chart, _) = browser
+        .wait_until(
+            DEADLINE,
+            "the per-turn chart",
+            "(b => b.length === 2 && b)([...document.querySelectorAll('#turn-chart rect.bar')].map(r => [r.dataset.key, Number(r.dataset.cost), Number(r.dataset.tokens)]))",
+        )
+        .await;
+    let chart = chart.as_array().unwrap();
+    for bar in chart {
+        let group = turns
+            .iter()
+            .find(|g| g["key"] == bar[0])
+            .expect("a turn of /usage");
+        let tokens: u64 = [
+            "inputTokens",
+            "outputTokens",
+            "cacheWrite5mTokens",
+            "cacheWrite1hTokens",
+            "cacheReadTokens",
+        ]
+        .iter()
+        .map(|k| group[k].as_u64().unwrap())
+        .sum();
+        assert_eq!(bar[1].as_f64(), group["costUsd"].as_f64(), "{bar}");
+        assert_eq!(bar[2], tokens, "{bar}");
+    }
+    // In the order of the turns, and the second's cost on its end.
+    let first: String = conn
+        .query_row(
+            "SELECT event_id FROM events WHERE session_id = ?1 AND type = 'TranscriptPrompt'
+             AND payload ->> '$.agentId' IS NULL ORDER BY event_time LIMIT 1",
+            [session],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(chart[0][0], first, "{chart:?}");
+    let cost = turns.iter().find(|g| g["key"] == chart[1][0]).unwrap()["costUsd"]
+        .as_f64()
+        .unwrap();
+    let (end, _) = browser
+        .wait_until(
+            DEADLINE,
+            "the turn's cost on its end",
+            "window.hooklog.shown().find(r => r[1] === 'Stop' && r[2].includes('tokens'))",
+        )
+        .await;
+    assert!(
+        end[2].as_str().unwrap().contains(&format!("${cost:.4}")),
+        "{end} {cost}"
+    );
+    browser.screenshot("session-turns").await;
     browser.close().await;
 }
 

@@ -26,6 +26,7 @@ async fn pages_and_files_are_served_with_a_strict_csp_and_bad_input_gets_the_env
         "/",
         "/s/abc",
         "/coordination",
+        "/cost",
         "/assets/app.js",
         "/assets/app.css",
     ] {

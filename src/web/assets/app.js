@@ -1,10 +1,11 @@
 // The web view: one page whose URL names the view. "/" is the board, "/s/{id}" a session,
-// "/coordination" the alerts and coordination tables. Each view reads public routes and
-// follows an event stream; nothing polls the server.
+// "/coordination" the alerts and coordination tables, "/cost" cost and tokens by day and by
+// model. Each view reads public routes and follows an event stream; nothing polls the server.
 
 import { board } from "./board.js";
 import { session } from "./session.js";
 import { coordination } from "./coordination.js";
+import { usagePage } from "./usage.js";
 
 const main = document.getElementById("main");
 const live = document.getElementById("live");
@@ -23,6 +24,8 @@ if (path.startsWith("/s/")) {
   session(main, decodeURIComponent(path.slice(3)), status);
 } else if (path === "/coordination") {
   coordination(main, status);
+} else if (path === "/cost") {
+  usagePage(main, status);
 } else {
   board(main, status);
 }

@@ -65,6 +65,7 @@ export async function board(main, status) {
     running: byKey(running.toolUses, "sessionId"),
     pulse: new Pulse(pulseAnswer),
     approvals,
+    said: new Map(), // session id -> the last thing its agent said, from the stream
   };
   const filters = readFilters();
   const view = h("div", { class: "board" });
@@ -115,6 +116,8 @@ export async function board(main, status) {
     (envelope) => {
       model.pulse.add(envelope);
       approvals.see(envelope);
+      const words = saidIn(envelope);
+      if (words) model.said.set(envelope.context.sessionId, words);
       if (envelope.context.sessionId) dirty.add(envelope.context.sessionId);
       refresh();
     },
@@ -264,13 +267,39 @@ function drawColumns(view, model, filters) {
   );
 }
 
+/**
+ * What the main thread of an agent said, when an event tells it: a transcript's message (its
+ * text), or the last message a `Stop` hook carries.
+ */
+function saidIn(envelope) {
+  const p = envelope.payload || {};
+  if (!envelope.context.sessionId || p.agentId || p.agent_id || p.isSidechain) return null;
+  const text =
+    envelope.type === "TranscriptMessage" ? p.response : envelope.type === "Stop" ? p.lastAssistantMessage ?? p.last_assistant_message : null;
+  return typeof text === "string" && text.trim() ? text : null;
+}
+
+/**
+ * What the agent is doing now, in words from its story: the tool running and what it runs
+ * on, else the last thing it said (this page's stream, else its last turn's summary).
+ */
+function doing(session, model, now) {
+  const tools = model.running.get(session.id) || [];
+  const tool = tools[tools.length - 1];
+  if (tool) {
+    return h("p", { class: "doing tool" }, `▶ ${tool.tool || tool.kind}${tool.preview ? `: ${clip(tool.preview, 60)}` : ""} · `,
+      h("span", {}, duration(now - Date.parse(tool.startedAt))));
+  }
+  const missions = model.missions.get(session.id) || [];
+  const said = model.said.get(session.id) || missions.find((m) => !m.parentMissionId && m.summary)?.summary;
+  return said ? h("p", { class: "doing said", title: said }, `“${clip(said, 100)}”`) : null;
+}
+
 function card(session, model) {
   const now = Date.now();
   const missions = model.missions.get(session.id) || [];
   const active = missions.find((m) => m.state === "active" && !m.parentMissionId);
   const latest = active || missions[0];
-  const tools = model.running.get(session.id) || [];
-  const tool = tools[tools.length - 1];
   const sinceStart = active ? now - Date.parse(active.startedAt) : 0;
   const stateWord = session.state === "stuck" ? `stuck: ${session.stuckReason || "?"}` : session.state.replace("_", " ");
   const requests = model.approvals.panelsOf(session.id);
@@ -289,10 +318,7 @@ function card(session, model) {
       [session.cli || session.source, session.model].filter(Boolean).join(" · "),
       session.cwd ? h("span", { class: "project", title: session.cwd }, ` · ${clip(session.cwd, 40)}`) : null
     ),
-    tool
-      ? h("p", { class: "tool" }, `▶ ${tool.tool || tool.kind}${tool.preview ? `: ${clip(tool.preview, 40)}` : ""} · `,
-          h("span", {}, duration(now - Date.parse(tool.startedAt))))
-      : null,
+    doing(session, model, now),
     latest?.prompt ? h("p", { class: "prompt", title: latest.prompt }, clip(latest.prompt, 90)) : null,
     session.stuckMessage ? h("p", { class: "stuck-message" }, clip(session.stuckMessage, 90)) : null,
     requests.length ? h("div", { class: "approvals" }, requests) : null,

@@ -9,7 +9,9 @@ import { Approvals } from "./approvals.js";
 import { clip, clock, coalesce, duration, h, keepingFocus, table } from "./dom.js";
 import { Notifier } from "./notifications.js";
 import { Replay } from "./replay.js";
+import { Lanes } from "./lanes.js";
 import { Timeline, rowOf } from "./timeline.js";
+import { turnChart } from "./usage.js";
 
 const MISSION_STATE = { active: "⋯ active", completed: "✓ completed", failed: "✗ failed", interrupted: "⊘ interrupted" };
 
@@ -21,6 +23,8 @@ export async function session(main, id, status) {
   const detail = h("section", { class: "detail", "aria-label": "the event opened", id: "detail" }, h("p", { class: "empty" }, "Click an event to open its JSON."));
   const replay = new Replay(id);
   const timeline = new Timeline((row) => open(row));
+  const lanes = new Lanes(timeline, (seq) => show(seq));
+  const turns = h("div", { class: "turns" });
   const requests = h("div", { class: "requests" });
   const showRequests = () => drawRequests(requests, approvals, timeline, id);
   const notifier = new Notifier((request) => approvals.panels.get(request.requestId)?.el.scrollIntoView({ block: "center" }));
@@ -49,6 +53,7 @@ export async function session(main, id, status) {
             " every event"
           )
         ),
+        lanes.el,
         timeline.el
       ),
       h(
@@ -56,6 +61,7 @@ export async function session(main, id, status) {
         {},
         h("section", { class: "permission-requests", "aria-label": "permission requests" },
           h("div", { class: "view-head" }, h("h2", {}, "Permission requests"), notifier.el), requests),
+        h("section", { "aria-label": "turns" }, h("h2", {}, "Turns"), turns),
         detail,
         replay.el,
         h("section", {}, h("h2", {}, "Missions"), missions),
@@ -65,11 +71,21 @@ export async function session(main, id, status) {
   );
   // For tests and the devtools console: every event the timeline holds as [sessionSequence,
   // event id] pairs, and the rows it shows as [sessionSequence, type, summary, status, the
-  // tool use ids of the calls it is the row of, eventTime], in the order shown.
+  // tool use ids of the calls it is the row of, eventTime, subagent id (null: the main
+  // thread), turn], in the order shown.
   window.hooklog = {
     timeline: () => timeline.all.map((r) => [r.seq, r.id]),
     shown: () =>
-      timeline.rows.map((r) => [r.seq, r.type, r.summary, r.status, [r.toolUseId, ...r.told, ...r.results.map((x) => x.id)].filter(Boolean), r.time]),
+      timeline.rows.map((r) => [
+        r.seq,
+        r.type,
+        timeline.summaryOf(r),
+        r.status,
+        [r.toolUseId, ...r.told, ...r.results.map((x) => x.id)].filter(Boolean),
+        r.time,
+        r.agent,
+        timeline.turnOf(r),
+      ]),
   };
 
   const opened = { id: null };
@@ -95,22 +111,26 @@ export async function session(main, id, status) {
 
   // An #eN in the URL opens event N once it has arrived.
   let wanted = Number(/^#e(\d+)$/.exec(location.hash)?.[1]) || null;
-  window.addEventListener("hashchange", () => {
-    const seq = Number(/^#e(\d+)$/.exec(location.hash)?.[1]);
+  window.addEventListener("hashchange", () => show(Number(/^#e(\d+)$/.exec(location.hash)?.[1])));
+  function show(seq) {
     const index = timeline.indexOfSeq(seq);
     if (index >= 0 && timeline.selected !== index) timeline.select(index);
     // An event not shown (folded into its call, or bookkeeping) still opens.
     const hidden = index < 0 && timeline.all.find((r) => r.seq === seq);
     if (hidden && opened.id !== hidden.id) open(hidden);
-  });
+  }
 
   const refresh = coalesce(300, async () => {
-    const [one, own, raised] = await Promise.all([
+    const [one, own, raised, usage] = await Promise.all([
       get(`/sessions/${enc}`).catch(() => null),
       get(`/missions?session=${enc}&limit=1000`),
       get("/alerts?limit=1000"),
+      get(`/usage?by=turn&session=${enc}`),
     ]);
     drawFacts(facts, one);
+    timeline.setUsage(usage.groups);
+    const turnOf = (key) => timeline.turns.findIndex((row) => row.turnKey === key) + 1;
+    turns.replaceChildren(turnChart(usage, turnOf));
     missions.replaceChildren(tree(own.missions));
     drawAlerts(alerts, raised.alerts.filter((a) => a.sessionId === id), timeline);
   });
@@ -125,6 +145,7 @@ export async function session(main, id, status) {
     (envelope) => {
       const row = rowOf(envelope);
       const index = timeline.push(row);
+      lanes.schedule();
       replay.add(envelope.context.sequence);
       approvals.see(envelope);
       if (wanted === envelope.context.sessionSequence) {

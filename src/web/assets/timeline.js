@@ -29,6 +29,9 @@ function field(payload, camel) {
  */
 export const BOOKKEEPING = new Set(["TranscriptRead"]);
 
+/** The tools that start a subagent (Claude Code's `Task`, which some versions name `Agent`). */
+const SPAWNS = new Set(["Task", "Agent"]);
+
 /** The events that carry a prompt the person typed: the hook's, and the transcript's record. */
 const PROMPTS = new Set(["UserPromptSubmit", "TranscriptPrompt"]);
 
@@ -76,6 +79,13 @@ function tokensOf(usage) {
   return input || output ? `${input} in, ${output} out tokens` : "";
 }
 
+/** A turn's tokens and cost, as words: `1,234 tokens`, `$0.0123`. */
+export function turnUsage(u) {
+  const tokens = u.inputTokens + u.outputTokens + u.cacheWrite5mTokens + u.cacheWrite1hTokens + u.cacheReadTokens;
+  const cost = u.unpricedModels.length ? `$${u.costUsd.toFixed(4)} + unpriced` : `$${u.costUsd.toFixed(4)}`;
+  return [`${tokens.toLocaleString("en")} tokens`, cost];
+}
+
 /** The first few plain fields of a payload, `name: value`, for an event nothing above knows. */
 function fieldsOf(payload) {
   return Object.entries(payload || {})
@@ -117,6 +127,7 @@ export function rowOf(envelope) {
   const calls = field(payload, "toolCalls");
   const results = field(payload, "toolResults");
   const response = field(payload, "response");
+  const tool = field(payload, "tool") || field(payload, "toolName");
   return {
     seq: envelope.context.sessionSequence,
     sequence: envelope.context.sequence,
@@ -132,7 +143,11 @@ export function rowOf(envelope) {
     pair: null,
     durationMs: null,
     // A transcript's tool calls and results, by tool use id, and whether it says something.
-    calls: Array.isArray(calls) ? calls.filter((c) => typeof c?.id === "string").map((c) => ({ id: c.id, text: callText(c) })) : [],
+    calls: Array.isArray(calls)
+      ? calls
+          .filter((c) => typeof c?.id === "string")
+          .map((c) => ({ id: c.id, text: callText(c), spawns: SPAWNS.has(c.name) ? String(c.input?.subagent_type || "") : null }))
+      : [],
     results: Array.isArray(results)
       ? results.filter((r) => typeof r?.toolUseId === "string").map((r) => ({ id: r.toolUseId, failed: r.isError === true }))
       : [],
@@ -143,7 +158,21 @@ export function rowOf(envelope) {
     told: [],
     // A prompt, as the hook or the transcript tells it (one of them is folded into the other).
     prompt: PROMPTS.has(envelope.type) && typeof field(payload, "prompt") === "string" ? field(payload, "prompt") : null,
+    // The subagent it comes from (null: the main thread), and the subagent's type when it says.
+    agent: agentOf(payload),
+    agentType: field(payload, "agentType") || null,
+    // The subagent a Task (Agent) call of the main thread starts, by its type.
+    spawns: SPAWNS.has(tool) ? String(field(field(payload, "toolInput"), "subagentType") || "") : null,
+    // The turn a prompt opens: its transcript record's id, the key of `GET /usage?by=turn`.
+    turnKey: envelope.type === "TranscriptPrompt" ? envelope.id : null,
   };
+}
+
+/** The subagent an event comes from: its `agentId`, or a side chain with none. */
+function agentOf(payload) {
+  const id = field(payload, "agentId");
+  if (typeof id === "string" && id) return id;
+  return field(payload, "isSidechain") === true ? "subagent" : null;
 }
 
 /**
@@ -167,7 +196,13 @@ export class Timeline {
     this.everything = false;
     this.open = new Map(); // tool use id -> the row showing the call, until its Post
     this.calls = new Map(); // tool use id -> the row showing the call
-    this.prompts = new Map(); // prompt text -> per source, how many wait for the other's
+    this.prompts = new Map(); // prompt text -> per source, the rows shown that wait for the other's
+    this.turns = []; // the prompt rows shown that open a turn, in order
+    this.usage = new Map(); // turn key -> its tokens and cost (a GET /usage?by=turn group)
+    this.agents = new Map(); // subagent id -> { label, parent: the call that started it }
+    this.spawns = []; // the calls that start a subagent, not yet matched with one
+    this.bars = new Map(); // tool use id -> { agent, start, end, status, text, seq }: the picture
+    this.waits = []; // { start, end }: the spans the session waited for a person
     this.onOpen = onOpen;
     this.selected = null;
     this.stick = true;
@@ -192,23 +227,31 @@ export class Timeline {
     if (!this.shows(row)) return -1;
     // In the order things happened: a transcript's records arrive after the hooks of the same
     // moment, with their own, earlier, times.
-    let at = this.rows.length;
-    if (at > 0 && before(row, this.rows[at - 1])) {
+    const at = this.after(this.rows, row);
+    this.rows.splice(at, 0, row);
+    if (this.selected !== null && at <= this.selected) this.selected += 1;
+    return at;
+  }
+
+  /** Where `row` goes in `list` (sorted by `before`): after every row not later than it. */
+  after(list, row) {
+    let at = list.length;
+    if (at > 0 && before(row, list[at - 1])) {
       let low = 0;
       while (low < at) {
         const mid = (low + at) >> 1;
-        if (before(row, this.rows[mid])) at = mid;
+        if (before(row, list[mid])) at = mid;
         else low = mid + 1;
       }
     }
-    this.rows.splice(at, 0, row);
-    if (this.selected !== null && at <= this.selected) this.selected += 1;
     return at;
   }
 
   /** Pairs a row with the call it tells of, and folds it when it only repeats that call. */
   fold(row) {
     const id = row.toolUseId;
+    this.meet(row);
+    this.wait(row);
     if (row.type === "PreToolUse" && id) {
       const shown = this.calls.get(id);
       if (shown) {
@@ -216,6 +259,7 @@ export class Timeline {
       } else {
         row.status = "running";
         this.calls.set(id, row);
+        this.draw(id, row, row.summary, row.spawns);
       }
       this.open.set(id, shown || row);
     } else if ((row.type === "PostToolUse" || row.type === "PostToolUseFailure") && this.open.has(id)) {
@@ -225,25 +269,34 @@ export class Timeline {
       call.durationMs = Date.parse(row.time) - Date.parse(call.time);
       Object.assign(row, { status: call.status, durationMs: call.durationMs, pair: call.seq, folded: true });
       call.pair = row.seq;
+      this.end(id, row.at, call.status);
     } else if (ENDS_A_TURN.has(row.type)) {
-      for (const open of this.open.values()) if (open.status === "running") open.status = "interrupted";
+      for (const [open, call] of this.open) {
+        if (call.status === "running") call.status = "interrupted";
+        this.end(open, row.at, "interrupted");
+      }
       this.open.clear();
     }
     if (row.prompt !== null) {
       // The same prompt from the hook and from the transcript is shown once.
       const waiting = this.prompts.get(row.prompt) || {};
       const other = row.type === "UserPromptSubmit" ? "TranscriptPrompt" : "UserPromptSubmit";
-      if (waiting[other] > 0) {
-        waiting[other] -= 1;
+      const shown = waiting[other]?.shift();
+      if (shown) {
         row.folded = true;
+        shown.turnKey = shown.turnKey || row.turnKey;
       } else {
-        waiting[row.type] = (waiting[row.type] || 0) + 1;
+        (waiting[row.type] ||= []).push(row);
+        if (row.agent === null) this.turns.splice(this.after(this.turns, row), 0, row);
       }
       this.prompts.set(row.prompt, waiting);
     }
     if (row.calls.length) {
       const fresh = row.calls.filter((call) => !this.calls.has(call.id));
-      for (const call of fresh) this.calls.set(call.id, row);
+      for (const call of fresh) {
+        this.calls.set(call.id, row);
+        this.draw(call.id, row, call.text, call.spawns);
+      }
       row.told = fresh.map((call) => call.id);
       if (fresh.length < row.calls.length) {
         // What it says stays; the calls another row shows are not told again.
@@ -259,9 +312,79 @@ export class Timeline {
         if (!call) continue;
         known += 1;
         if (!call.status || call.status === "running") call.status = result.failed ? "failed" : "ok";
+        this.end(result.id, row.at, result.failed ? "failed" : "ok");
       }
       if (known === row.results.length) row.folded = true;
     }
+  }
+
+  /** A tool call's bar in the picture, from the row that first told of it. */
+  draw(id, row, text, spawns) {
+    this.bars.set(id, { agent: row.agent, start: row.at, end: NaN, status: "running", text, seq: row.seq });
+    if (spawns !== null && row.agent === null) this.spawns.push({ id, type: spawns });
+  }
+
+  /** A call's end, the first time it is told (the hook or the transcript's result). */
+  end(id, at, status) {
+    const bar = this.bars.get(id);
+    if (!bar || bar.status !== "running") return;
+    bar.end = at;
+    bar.status = status;
+  }
+
+  /**
+   * A subagent's first event: it is nested under the call that started it, the oldest call
+   * of the main thread that starts a subagent of its type (else of any type) not yet matched.
+   */
+  meet(row) {
+    if (row.agent === null) return;
+    const known = this.agents.get(row.agent);
+    if (known) {
+      if (row.agentType && known.label === "subagent") known.label = row.agentType;
+      return;
+    }
+    let at = this.spawns.findIndex((s) => row.agentType && s.type === row.agentType);
+    if (at < 0) at = this.spawns.length ? 0 : -1;
+    const spawn = at >= 0 ? this.spawns.splice(at, 1)[0] : null;
+    this.agents.set(row.agent, { label: row.agentType || spawn?.type || "subagent", parent: spawn?.id ?? null });
+  }
+
+  /** The spans the session waited for a person: from a permission request or a notification
+   * to whatever happens next. */
+  wait(row) {
+    if (BOOKKEEPING.has(row.type)) return;
+    const open = this.waits[this.waits.length - 1];
+    const waiting = row.permission || row.type === "Notification";
+    if (waiting && !(open && Number.isNaN(open.end))) this.waits.push({ start: row.at, end: NaN });
+    else if (!waiting && open && Number.isNaN(open.end)) open.end = row.at;
+  }
+
+  /** The turn a row is in: 1 for the first prompt's, 0 before any prompt. */
+  turnOf(row) {
+    return this.after(this.turns, row);
+  }
+
+  /** What a row says, with its turn's facts on the turn's end (`Stop`). */
+  summaryOf(row) {
+    if (row.type !== "Stop" || row.agent !== null) return row.summary;
+    const n = this.turnOf(row);
+    const prompt = this.turns[n - 1];
+    if (!prompt) return row.summary;
+    const facts = [`after ${duration(row.at - prompt.at)}`];
+    const usage = this.usage.get(prompt.turnKey);
+    if (usage) facts.push(...turnUsage(usage));
+    return `${row.summary}, turn ${n}: ${facts.join(", ")}`;
+  }
+
+  /** A subagent's name on its rows: `↳ Explore`. */
+  agentLabel(row) {
+    return row.agent === null ? null : `↳ ${this.agents.get(row.agent)?.label || "subagent"}`;
+  }
+
+  /** The turns' tokens and cost (`GET /usage?by=turn` groups). */
+  setUsage(groups) {
+    this.usage = new Map(groups.map((g) => [g.key, g]));
+    this.schedule();
   }
 
   shows(row) {
@@ -324,6 +447,9 @@ export class Timeline {
     if (row.status) classes.push(`s-${row.status}`);
     if (row.permission) classes.push("permission");
     if (index === this.selected) classes.push("selected");
+    if (row.agent !== null) classes.push("sub");
+    const turn = row.prompt !== null && row.agent === null && !row.folded ? this.turnOf(row) : 0;
+    if (turn) classes.push("turn-start");
     const status = row.status
       ? h("span", { class: "status" }, STATUS[row.status], row.durationMs !== null ? ` ${duration(row.durationMs)}` : "")
       : null;
@@ -338,12 +464,14 @@ export class Timeline {
       },
       h("a", { class: "seq", href: `#e${row.seq}`, title: "a link to this event" }, `#${row.seq}`),
       h("span", { class: "time" }, clock(row.time)),
+      turn ? h("span", { class: "turn" }, `turn ${turn}`) : null,
+      row.agent !== null ? h("span", { class: "agent", title: row.agent }, this.agentLabel(row)) : null,
       h("span", { class: "type" }, row.permission ? `⚠ ${row.type}` : row.type),
       status,
       row.pair && this.everything
         ? h("a", { class: "pair", href: `#e${row.pair}` }, row.type === "PreToolUse" ? `→ #${row.pair}` : `← #${row.pair}`)
         : null,
-      h("span", { class: "summary" }, row.summary)
+      h("span", { class: "summary" }, this.summaryOf(row))
     );
     el.style.top = `${index * ROW}px`;
     return el;
