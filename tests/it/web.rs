@@ -486,7 +486,109 @@ async fn a_session_page_names_the_models_its_cost_leaves_out() {
     let _one = ONE_BROWSER.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("hooklog.db");
-    let projects = dir.path().join("projects");
+    let session = import_unpriced_session(dir.path(), &db);
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{}/s/{session}", server.url)).await;
+    let (facts, _) = browser
+        .wait_until(
+            DEADLINE,
+            "the cost's note",
+            "(t => t.includes('cost leaves out claude-nightly') && t)(document.body.innerText)",
+        )
+        .await;
+    let facts = facts.as_str().unwrap();
+    assert!(facts.contains("$0.0000"), "{facts}");
+    assert!(facts.contains("hooklog serve --prices FILE"), "{facts}");
+    browser.close().await;
+}
+
+/// A board card says what its agent is doing in words from its story (issue 45): the tool
+/// running and what it runs on while it runs, then the last thing the agent said (a `Stop`'s
+/// last message, live, and from its mission after a reload), never an event type.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_card_says_the_running_tool_then_the_last_thing_said() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(&dir.path().join("hooklog.db"), "127.0.0.1:0");
+    let url = server.url.clone();
+    let hook = |body: Value| post_owned(url.clone(), body);
+    hook(
+        json!({"session_id": "words-1", "hook_event_name": "UserPromptSubmit",
+        "cwd": "/src/app", "prompt": "Make the flaky test pass"}),
+    )
+    .await;
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{url}/")).await;
+    let doing = "document.querySelector('[data-session=\"words-1\"] .doing')?.innerText";
+    browser
+        .wait_until(
+            DEADLINE,
+            "the stream to be live",
+            "document.getElementById('live').dataset.state === 'live'",
+        )
+        .await;
+    hook(
+        json!({"session_id": "words-1", "hook_event_name": "PreToolUse",
+        "cwd": "/src/app", "tool_name": "Bash", "tool_use_id": "t1",
+        "tool_input": {"command": "cargo test -p flaky"}}),
+    )
+    .await;
+    let (running, _) = browser
+        .wait_until(
+            DEADLINE,
+            "the running tool on the card",
+            &format!("(t => t && t.startsWith('▶ Bash') && t)({doing})"),
+        )
+        .await;
+    assert!(
+        running
+            .as_str()
+            .unwrap()
+            .starts_with("▶ Bash: cargo test -p flaky · "),
+        "{running}"
+    );
+    hook(
+        json!({"session_id": "words-1", "hook_event_name": "PostToolUse",
+        "cwd": "/src/app", "tool_name": "Bash", "tool_use_id": "t1",
+        "tool_input": {"command": "cargo test -p flaky"}, "tool_response": {"stdout": "ok"}}),
+    )
+    .await;
+    hook(
+        json!({"session_id": "words-1", "hook_event_name": "Stop", "cwd": "/src/app",
+        "last_assistant_message": "All green: the flaky test waits for the port now."}),
+    )
+    .await;
+    let said = "“All green: the flaky test waits for the port now.”";
+    browser
+        .wait_until(
+            DEADLINE,
+            "the last thing said on the card",
+            &format!("{doing} === '{said}'"),
+        )
+        .await;
+    // A page opened later tells the same, from the session's last mission.
+    browser.goto(&format!("{url}/")).await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "the last thing said after a reload",
+            &format!("{doing} === '{said}'"),
+        )
+        .await;
+    browser.close().await;
+}
+
+/// Posts a raw hook body to `POST /event`.
+async fn post_owned(url: String, body: Value) {
+    post(&url, "/event", body.to_string(), None).await;
+}
+
+/// Imports one Claude Code transcript whose only call is to a model hooklog has no price for
+/// (`claude-nightly`, on 2026-12-03) and answers its session id.
+fn import_unpriced_session(dir: &std::path::Path, db: &std::path::Path) -> &'static str {
+    let projects = dir.join("projects");
     let project = projects.join("-w-app");
     std::fs::create_dir_all(&project).unwrap();
     let session = "0dd0c057-0000-4000-8000-00000000c057";
@@ -504,23 +606,129 @@ async fn a_session_page_names_the_models_its_cost_leaves_out() {
         .arg("--claude-projects")
         .arg(&projects)
         .arg("--db")
-        .arg(&db)
+        .arg(db)
         .output()
         .expect("hooklog import runs");
     assert!(imported.status.success(), "{imported:?}");
+    session
+}
+
+/// The usage page (`/cost`, issue 45): by day a bar and a row per day, by model a row per
+/// model, each with the numbers `GET /usage` gives; the model with no price is called out with
+/// how to price it; the period chosen narrows both, and is kept in the URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cost_page_shows_what_usage_gives_by_day_and_model_and_calls_out_the_unpriced() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    import_claude_transcripts(&db);
+    import_unpriced_session(dir.path(), &db);
     let server = ServerProcess::start(&db, "127.0.0.1:0");
+    let by_day = get(&server.url, "/usage?by=day", None).await;
+    let by_model = get(&server.url, "/usage?by=model", None).await;
+    assert!(
+        by_model["groups"].as_array().unwrap().len() >= 2,
+        "{by_model}"
+    );
+
     let browser = Browser::start(found).await;
-    browser.goto(&format!("{}/s/{session}", server.url)).await;
-    let (facts, _) = browser
+    browser.goto(&format!("{}/cost", server.url)).await;
+    let (notice, _) = browser
         .wait_until(
             DEADLINE,
-            "the cost's note",
-            "(t => t.includes('cost leaves out claude-nightly') && t)(document.body.innerText)",
+            "the unpriced models' notice",
+            "(t => t.includes('claude-nightly') && t)(document.getElementById('usage-unpriced')?.innerText || '')",
         )
         .await;
-    let facts = facts.as_str().unwrap();
-    assert!(facts.contains("$0.0000"), "{facts}");
-    assert!(facts.contains("hooklog serve --prices FILE"), "{facts}");
+    assert!(
+        notice
+            .as_str()
+            .unwrap()
+            .contains("hooklog serve --prices FILE"),
+        "{notice}"
+    );
+    let cells = |id: &str| {
+        format!(
+            "[...document.querySelectorAll('#{id} tbody tr')].map(tr => [...tr.cells].map(td => td.innerText))"
+        )
+    };
+    // A row per group and the total: the key, calls, tokens and cost of /usage.
+    let expect = |report: &Value| -> Vec<Vec<String>> {
+        let mut groups = report["groups"].as_array().unwrap().clone();
+        groups.push(report["total"].clone());
+        groups
+            .iter()
+            .map(|g| {
+                let cost = format!("${:.4}", g["costUsd"].as_f64().unwrap());
+                let unpriced = !g["unpricedModels"].as_array().unwrap().is_empty();
+                let mut row = vec![g["key"].as_str().unwrap().to_string()];
+                for k in [
+                    "calls",
+                    "inputTokens",
+                    "outputTokens",
+                    "cacheWrite5mTokens",
+                    "cacheWrite1hTokens",
+                    "cacheReadTokens",
+                ] {
+                    row.push(g[k].to_string());
+                }
+                row.push(if unpriced {
+                    format!("{cost} + unpriced")
+                } else {
+                    cost
+                });
+                row
+            })
+            .collect()
+    };
+    let models: Vec<Vec<String>> =
+        serde_json::from_value(browser.eval(&cells("usage-models")).await).unwrap();
+    assert_eq!(models, expect(&by_model));
+    let days: Vec<Vec<String>> =
+        serde_json::from_value(browser.eval(&cells("usage-days")).await).unwrap();
+    assert_eq!(days, expect(&by_day));
+    // The day chart: a bar per day, with its cost.
+    let bars: Vec<(String, f64)> = serde_json::from_value(
+        browser
+            .eval("[...document.querySelectorAll('#usage-days rect.bar')].map(r => [r.dataset.key, Number(r.dataset.cost)])")
+            .await,
+    )
+    .unwrap();
+    let chart: Vec<(String, f64)> = by_day["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["key"].as_str().unwrap().to_string(),
+                g["costUsd"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(bars, chart);
+    browser.screenshot("cost").await;
+
+    // A shorter period narrows the tables to what /usage gives for it (which days fall in the
+    // last week depends on the day the test runs: /usage says).
+    let week = get(&server.url, "/usage?by=model&since=7d", None).await;
+    browser
+        .eval("(s => { s.value = '7d'; s.dispatchEvent(new Event('change')); return true })(document.getElementById('usage-since'))")
+        .await;
+    let want = expect(&week);
+    let (narrowed, _) = browser
+        .wait_until(
+            DEADLINE,
+            "the models of the last 7 days",
+            &format!(
+                "(rows => JSON.stringify(rows) === {:?} && rows)({})",
+                serde_json::to_string(&want).unwrap(),
+                cells("usage-models")
+            ),
+        )
+        .await;
+    assert_eq!(narrowed, json!(want));
+    assert_eq!(browser.eval("location.hash").await, json!("#since=7d"));
     browser.close().await;
 }
 
