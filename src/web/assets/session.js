@@ -71,8 +71,8 @@ export async function session(main, id, status) {
   );
   // For tests and the devtools console: every event the timeline holds as [sessionSequence,
   // event id] pairs, and the rows it shows as [sessionSequence, type, summary, status, the
-  // tool use ids of the calls it is the row of, eventTime, subagent id (null: the main
-  // thread), turn], in the order shown.
+  // tool use ids it tells of (calls, results), eventTime, subagent id (null: the main
+  // thread), turn, the tool use ids of the calls shown on this row], in the order shown.
   window.hooklog = {
     timeline: () => timeline.all.map((r) => [r.seq, r.id]),
     shown: () =>
@@ -85,6 +85,7 @@ export async function session(main, id, status) {
         r.time,
         r.agent,
         timeline.turnOf(r),
+        timeline.callsOn(r),
       ]),
   };
 

@@ -376,6 +376,12 @@ export class Timeline {
     return `${row.summary}, turn ${n}: ${facts.join(", ")}`;
   }
 
+  /** The tool calls a row shows (each call is shown on one row only): their tool use ids. */
+  callsOn(row) {
+    const hook = row.type === "PreToolUse" && row.toolUseId && this.calls.get(row.toolUseId) === row;
+    return hook ? [row.toolUseId, ...row.told] : [...row.told];
+  }
+
   /** A subagent's name on its rows: `↳ Explore`. */
   agentLabel(row) {
     return row.agent === null ? null : `↳ ${this.agents.get(row.agent)?.label || "subagent"}`;
