@@ -1170,6 +1170,26 @@ async fn measure_a_100000_event_session_opening() {
         }
     }
     let events = stored(&db, session).as_array().unwrap().len();
+    // The server's part alone: the session's stream read to its last event by a plain client.
+    let started = std::time::Instant::now();
+    let mut stream = client
+        .get(format!("{}/sessions/{session}/events", server.url))
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    let (mut frames, mut bytes) = (0, 0);
+    while frames < events {
+        let chunk = stream.chunk().await.unwrap().expect("the stream goes on");
+        bytes += chunk.len();
+        frames += chunk.windows(4).filter(|w| w == b"id: ").count();
+    }
+    drop(stream);
+    println!(
+        "the stream of {events} events read by reqwest in {:?} ({} MB)",
+        started.elapsed(),
+        bytes / 1_000_000
+    );
     let browser = Browser::start(found).await;
     let started = std::time::Instant::now();
     browser.goto(&format!("{}/s/{session}", server.url)).await;
@@ -1181,6 +1201,24 @@ async fn measure_a_100000_event_session_opening() {
         )
         .await;
     let opened = started.elapsed();
+    let profile = browser.eval(&format!(r#"(async () => {{
+      const api = await import('/assets/api.js');
+      const tl = await import('/assets/timeline.js');
+      const N = {events};
+      const all = [];
+      let t = performance.now();
+      const times = {{}};
+      await new Promise(res => {{ const f = api.follow('/sessions/{session}/events', 0, (e) => {{ all.push(e); if (all.length === N) {{ f.stop(); res(); }} }}); }});
+      times.stream = performance.now() - t; t = performance.now();
+      const rows = all.map(tl.rowOf);
+      times.rowOf = performance.now() - t; t = performance.now();
+      const timeline = new tl.Timeline(() => {{}});
+      for (const r of rows) timeline.push(r);
+      times.push = performance.now() - t;
+      times.resources = performance.getEntriesByType('resource').map(r => [r.name.replace(location.origin, ''), Math.round(r.startTime), Math.round(r.responseEnd)]);
+      return times;
+    }})()"#)).await;
+    println!("in-page profile (ms): {profile}");
     let shown = browser.eval("window.hooklog.shown().length").await;
     println!(
         "{events} events: the page held them all {opened:?} after it was asked for; {shown} rows shown"
