@@ -11,6 +11,7 @@ export class Replay {
     this.sessionId = sessionId;
     this.positions = []; // the session's events' sequences, in order
     this.index = -1;
+    this.stretching = false; // a frame will stretch the slider to the events added
     this.slider = h("input", {
       type: "range",
       min: 0,
@@ -51,10 +52,20 @@ export class Replay {
     });
   }
 
+  /** Adds an event; the slider's range follows once a frame (a session's history arrives in
+   * bursts of thousands). */
   add(sequence) {
     this.positions.push(sequence);
+    if (this.positions.length === 1) this.label.textContent = "pick an event to see the projections after it";
+    if (this.stretching) return;
+    this.stretching = true;
+    requestAnimationFrame(() => this.stretch());
+  }
+
+  /** The slider's range: every event added. */
+  stretch() {
+    this.stretching = false;
     this.slider.max = String(this.positions.length - 1);
-    if (this.index < 0) this.label.textContent = "pick an event to see the projections after it";
   }
 
   /** Goes to the event of this global sequence. */
@@ -66,6 +77,7 @@ export class Replay {
   go(index) {
     if (!this.positions.length) return;
     this.index = Math.max(0, Math.min(this.positions.length - 1, index));
+    this.stretch();
     this.slider.value = String(this.index);
     this.label.textContent = `after event ${this.index + 1} of ${this.positions.length} (#${this.positions[this.index]})…`;
     this.fetch();

@@ -273,7 +273,9 @@ export class Timeline {
     } else if ((row.type === "PostToolUse" || row.type === "PostToolUseFailure") && this.open.has(id)) {
       const call = this.open.get(id);
       this.open.delete(id);
-      call.status = row.type === "PostToolUse" ? "ok" : row.interrupt ? "interrupted" : "failed";
+      const told = row.type === "PostToolUse" ? "ok" : row.interrupt ? "interrupted" : "failed";
+      // A transcript's error result read first stands: Codex's PostToolUse has no exit code.
+      call.status = call.erred && told === "ok" ? "failed" : told;
       call.durationMs = Date.parse(row.time) - Date.parse(call.time);
       Object.assign(row, { status: call.status, durationMs: call.durationMs, pair: call.seq, folded: true });
       call.pair = row.seq;
@@ -319,8 +321,16 @@ export class Timeline {
         const call = this.calls.get(result.id);
         if (!call) continue;
         known += 1;
-        if (!call.status || call.status === "running") call.status = result.failed ? "failed" : "ok";
-        this.end(result.id, row.at, result.failed ? "failed" : "ok");
+        if (result.failed) {
+          // An error result makes a call failed even after a hook said ok (Codex's
+          // PostToolUse has no exit code; hooklog's tool uses say the same).
+          call.erred = true;
+          if (!call.status || call.status === "running" || call.status === "ok") call.status = "failed";
+          this.fail(result.id, row.at);
+        } else {
+          if (!call.status || call.status === "running") call.status = "ok";
+          this.end(result.id, row.at, "ok");
+        }
       }
       if (known === row.results.length) row.folded = true;
     }
@@ -338,6 +348,13 @@ export class Timeline {
     if (!bar || bar.status !== "running") return;
     bar.end = at;
     bar.status = status;
+  }
+
+  /** A call an error result says failed: its bar too, even one a hook ended as ok. */
+  fail(id, at) {
+    const bar = this.bars.get(id);
+    if (bar?.status === "ok") bar.status = "failed";
+    else this.end(id, at, "failed");
   }
 
   /**

@@ -3,8 +3,7 @@
 //! tool its permission mode refuses.
 
 use super::model::{CLAUDE_CACHE_READ, CLAUDE_CACHE_WRITE, CLAUDE_INPUT, CLAUDE_OUTPUT};
-use super::{DEADLINE, Rig, cli, drift, usage_matches};
-use crate::browser::{Browser, ONE_BROWSER, chromium};
+use super::{DEADLINE, Rig, cli, drift, page, usage_matches};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Stdio;
@@ -392,14 +391,10 @@ fn documented_http_block() -> String {
 }
 
 /// The session page on what the real Claude Code made (issue 45): three turns told by its
-/// hooks and its transcript read as one story in Chromium. No bookkeeping row, every row with
-/// a summary, each tool call on one row with its result, one bar per call in the main lane,
-/// the turns numbered, and the per-turn chart the numbers of `GET /usage?by=turn`.
+/// hooks and its transcript read as one story in Chromium (`page::assert_reads_as_one_story`).
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_codes_session_reads_as_one_story_in_chromium() {
     let Some(bin) = cli("claude") else { return };
-    let Some(found) = chromium() else { return };
-    let _one = ONE_BROWSER.lock().await;
     let rig = Rig::start().await;
     rig.hooklog(&["hooks", "install", "--cli", "claude"]);
     let mut session = Session::start(&rig, &bin, &["--dangerously-skip-permissions"]);
@@ -417,119 +412,17 @@ async fn claude_codes_session_reads_as_one_story_in_chromium() {
         s["state"] == "ended"
     })
     .await;
-    // What the hooks and the transcript stored: the tool calls (by the agent's id, with their
-    // outcome), and how many events there are at least.
-    let uses = rig.get(&format!("/tool-uses?sessionId={id}")).await;
-    let mut calls: Vec<(String, String)> = uses["toolUses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|u| {
-            let status = match u["status"].as_str().unwrap() {
-                "completed" => "ok",
-                other => other,
-            };
-            (
-                u["toolUseId"].as_str().unwrap().to_string(),
-                status.to_string(),
-            )
-        })
-        .collect();
-    calls.sort();
-    assert_eq!(calls.len(), 3, "{uses:#}");
-    let db = crate::common::open_read_only(&rig.db);
-    let (events, told_twice): (i64, i64) = db
+    // The hooks and the transcript each told of the three calls: the page shows them once.
+    let told_twice: i64 = rig
+        .db()
         .query_row(
-            "SELECT count(*),
-                    (SELECT count(*) FROM events e, json_each(e.payload, '$.toolCalls') c
-                     WHERE e.session_id = ?1 AND e.type = 'TranscriptMessage')
-             FROM events WHERE session_id = ?1",
+            "SELECT count(*) FROM events e, json_each(e.payload, '$.toolCalls') c
+             WHERE e.session_id = ?1 AND e.type = 'TranscriptMessage'",
             [&id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| r.get(0),
         )
         .unwrap();
     assert_eq!(told_twice, 3, "the transcript tells each call too");
-
-    let browser = Browser::start(found).await;
-    browser.goto(&format!("{}/s/{id}", rig.url)).await;
-    browser
-        .wait_until(
-            DEADLINE,
-            "every event of the session",
-            &format!("Number(document.getElementById('timeline')?.dataset.count) >= {events}"),
-        )
-        .await;
-    let shown = browser.eval("window.hooklog.shown()").await;
-    let shown = shown.as_array().unwrap();
-    for row in shown {
-        assert_ne!(row[1], "TranscriptRead", "{row}");
-        assert!(
-            !row[2].as_str().unwrap().trim().is_empty(),
-            "a row without a summary: {row}"
-        );
-    }
-    // Each call on one row, with its outcome.
-    let mut on_rows: Vec<(String, String)> = shown
-        .iter()
-        .flat_map(|row| {
-            row[8].as_array().unwrap().iter().map(move |call| {
-                (
-                    call.as_str().unwrap().to_string(),
-                    row[3].as_str().unwrap_or("").to_string(),
-                )
-            })
-        })
-        .collect();
-    on_rows.sort();
-    assert_eq!(on_rows, calls, "{shown:#?}");
-    // Three turns, in order.
-    let turns: Vec<&Value> = shown
-        .iter()
-        .filter(|r| (r[1] == "UserPromptSubmit" || r[1] == "TranscriptPrompt") && r[6].is_null())
-        .map(|r| &r[7])
-        .collect();
-    assert_eq!(turns, [1, 2, 3], "{shown:#?}");
-    // One bar per call, in the main lane, coloured by its outcome.
-    let (bars, _) = browser
-        .wait_until(
-            DEADLINE,
-            "a bar for each tool call",
-            "(b => b.length === 3 && b)([...document.querySelectorAll('#lanes rect.bar')].map(r => [r.dataset.call, r.dataset.lane, r.getAttribute('class')]))",
-        )
-        .await;
-    let mut bars: Vec<(String, String, String)> = serde_json::from_value(bars).unwrap();
-    bars.sort();
-    let expected: Vec<(String, String, String)> = calls
-        .iter()
-        .map(|(call, status)| (call.clone(), "main".to_string(), format!("bar s-{status}")))
-        .collect();
-    assert_eq!(bars, expected);
-    // The per-turn chart: the numbers /usage gives for each of the three turns.
-    let usage = rig.get(&format!("/usage?by=turn&session={id}")).await;
-    let groups: Vec<&Value> = usage["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| g["key"] != "")
-        .collect();
-    assert_eq!(groups.len(), 3, "{usage:#}");
-    let (chart, _) = browser
-        .wait_until(
-            DEADLINE,
-            "the per-turn chart",
-            "(b => b.length === 3 && b)([...document.querySelectorAll('#turn-chart rect.bar')].map(r => [r.dataset.key, Number(r.dataset.cost), Number(r.dataset.tokens)]))",
-        )
-        .await;
-    for bar in chart.as_array().unwrap() {
-        let group = groups
-            .iter()
-            .find(|g| g["key"] == bar[0])
-            .unwrap_or_else(|| panic!("no turn {bar} in {usage:#}"));
-        assert_eq!(bar[1].as_f64(), group["costUsd"].as_f64(), "{bar}");
-        let calls = group["calls"].as_u64().unwrap();
-        assert!(usage_matches(group, calls, PER_CALL), "{group}");
-        assert_eq!(bar[2], calls * PER_CALL.iter().sum::<u64>(), "{bar}");
-    }
-    browser.screenshot("claude-code-session").await;
-    browser.close().await;
+    assert_eq!(rig.tool_uses(&id).await.len(), 3);
+    page::assert_reads_as_one_story(&rig, &id, 3, PER_CALL, "claude-code-session").await;
 }

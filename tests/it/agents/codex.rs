@@ -3,7 +3,7 @@
 //! nobody has reviewed in Codex's `/hooks` screen).
 
 use super::model::{CODEX_CACHED, CODEX_INPUT, CODEX_OUTPUT, CODEX_REASONING};
-use super::{DEADLINE, Rig, cli, drift, usage_matches};
+use super::{DEADLINE, Rig, cli, drift, page, usage_matches};
 use std::path::Path;
 
 /// The model the scripted provider is configured with.
@@ -155,4 +155,27 @@ async fn codex_with_the_installed_hooks_is_recorded_ended_with_usage_and_tool_ou
     assert_eq!(empty, 0, "TranscriptRead events with no records");
     rig.assert_no_alert().await;
     rig.assert_rebuilds();
+}
+
+/// The session page on what the real Codex made (issue 45): two turns (the second a resume),
+/// told by its hooks and its rollout, read as one story in Chromium.
+#[tokio::test(flavor = "multi_thread")]
+async fn codexs_session_reads_as_one_story_in_chromium() {
+    let Some(bin) = cli("codex") else { return };
+    let rig = Rig::start().await;
+    configure(&rig);
+    rig.hooklog(&["hooks", "install", "--cli", "codex"]);
+    let first = exec(&rig, &bin, &["look\nrun: echo one\nrun: false"]).await;
+    let id = first.session;
+    rig.wait_until(&format!("/sessions/{id}"), "the first turn's usage", |s| {
+        s["state"] == "ended" && usage_matches(&s["usage"], 3, PER_CALL)
+    })
+    .await;
+    exec(&rig, &bin, &["resume", &id, "again\nrun: echo again"]).await;
+    rig.wait_until(&format!("/sessions/{id}"), "the second turn's usage", |s| {
+        s["state"] == "ended" && usage_matches(&s["usage"], 5, PER_CALL)
+    })
+    .await;
+    assert_eq!(rig.tool_uses(&id).await.len(), 3);
+    page::assert_reads_as_one_story(&rig, &id, 2, PER_CALL, "codex-session").await;
 }

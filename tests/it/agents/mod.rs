@@ -16,6 +16,7 @@ mod claude;
 mod codex;
 mod drift;
 pub mod model;
+mod page;
 mod permission;
 pub mod pty;
 
