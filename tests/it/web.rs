@@ -924,6 +924,38 @@ async fn a_session_reads_as_turns_with_its_subagent_nested_its_calls_as_bars_and
     bars.sort();
     expected.sort();
     assert_eq!(bars, expected);
+    // Hover says the call; a click opens the row that shows it.
+    let call = bars[0].0.clone();
+    let bar = format!("document.querySelector('#lanes rect.bar[data-call=\"{call}\"]')");
+    let hover = browser
+        .eval(&format!("{bar}.querySelector('title').textContent"))
+        .await;
+    let row = shown
+        .iter()
+        .find(|r| r[8].as_array().unwrap().contains(&json!(call)))
+        .expect("the row of the call");
+    assert!(
+        hover
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(" · #{}", row[0])),
+        "{hover} {row}"
+    );
+    browser
+        .eval(&format!(
+            "{bar}.dispatchEvent(new MouseEvent('click', {{bubbles: true}})) && true"
+        ))
+        .await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "the call's row opened",
+            &format!(
+                "location.hash === '#e{seq}' && document.querySelector('#detail h2')?.textContent.startsWith('#{seq} ')",
+                seq = row[0]
+            ),
+        )
+        .await;
 
     // The per-turn chart: a bar per turn with the numbers /usage gives.
     let (chart, _) = browser
