@@ -1012,6 +1012,101 @@ async fn a_session_reads_as_turns_with_its_subagent_nested_its_calls_as_bars_and
     browser.close().await;
 }
 
+/// The lanes picture on a busier session (issue 45): 2,000 calls of 5 ms in 20 s are merged
+/// into a bounded number of bars that still count every call; the 10 s a permission request
+/// waited is shaded up to the next event; two idle hours are drawn as one narrow break, so
+/// the calls after them are drawn next to the ones before.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_lanes_merge_short_calls_shade_waits_and_break_idle_hours() {
+    let Some(found) = chromium() else { return };
+    let _one = ONE_BROWSER.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("hooklog.db");
+    let server = ServerProcess::start(&db, "127.0.0.1:0");
+    let session = "lanes";
+    let start = chrono::DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z").unwrap();
+    let at = |ms: i64| {
+        (start + chrono::Duration::milliseconds(ms))
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    };
+    let event = |kind: &str, ms: i64, payload: Value| {
+        json!({"type": kind, "sessionId": session, "source": "hook", "eventTime": at(ms), "payload": payload}).to_string()
+    };
+    let call = |id: &str, ms: i64, took: i64| {
+        let payload =
+            json!({"tool_use_id": id, "tool_name": "Bash", "tool_input": {"command": "ls"}});
+        [
+            event("PreToolUse", ms, payload.clone()),
+            event("PostToolUse", ms + took, payload),
+        ]
+    };
+    let mut lines = Vec::new();
+    for i in 0..2000 {
+        lines.extend(call(&format!("short_{i}"), i * 10, 5));
+    }
+    lines.push(event(
+        "PermissionRequest",
+        20_000,
+        json!({"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}),
+    ));
+    lines.extend(call("long", 30_000, 10_000));
+    lines.extend(call("late", 2 * 3_600_000, 1_000));
+    let events = lines.len();
+    for batch in lines.chunks(1000) {
+        let answer = reqwest::Client::new()
+            .post(format!("{}/events", server.url))
+            .header("content-type", "application/x-ndjson")
+            .body(batch.join("\n"))
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.status().is_success(), "{}", answer.status());
+    }
+
+    let browser = Browser::start(found).await;
+    browser.goto(&format!("{}/s/{session}", server.url)).await;
+    story(&browser, events).await;
+    let (picture, _) = browser
+        .wait_until(
+            DEADLINE,
+            "every call drawn",
+            r#"document.getElementById('lanes')?.dataset.calls === '2002' && (() => {
+              const box = (e) => e && [Number(e.getAttribute('x')), Number(e.getAttribute('width'))];
+              const bars = [...document.querySelectorAll('#lanes rect.bar')];
+              return {
+                bars: bars.length,
+                calls: bars.reduce((n, b) => n + Number(b.dataset.calls), 0),
+                waits: [...document.querySelectorAll('#lanes rect.wait')].map(box),
+                gaps: [...document.querySelectorAll('#lanes text.gap title')].map((t) => t.textContent),
+                long: box(document.querySelector('#lanes rect.bar[data-call="long"]')),
+                late: box(document.querySelector('#lanes rect.bar[data-call="late"]')),
+              };
+            })()"#,
+        )
+        .await;
+    let bars = picture["bars"].as_u64().unwrap();
+    assert!(bars < 200, "{picture}");
+    assert_eq!(picture["calls"], 2002, "{picture}");
+    let x = |name: &str, i: usize| picture[name][i].as_f64().unwrap();
+    // The wait: from the request to the next event, the long call's start.
+    assert_eq!(picture["waits"].as_array().unwrap().len(), 1, "{picture}");
+    let wait = &picture["waits"][0];
+    let wait_end = wait[0].as_f64().unwrap() + wait[1].as_f64().unwrap();
+    assert!((wait_end - x("long", 0)).abs() <= 1.0, "{picture}");
+    assert!(wait[1].as_f64().unwrap() > 10.0, "{picture}");
+    // One break, for the two idle hours, and the late call right after it.
+    let gaps = picture["gaps"].as_array().unwrap();
+    assert_eq!(gaps.len(), 1, "{picture}");
+    assert!(
+        gaps[0].as_str().unwrap().starts_with("nothing for "),
+        "{picture}"
+    );
+    let between = x("late", 0) - (x("long", 0) + x("long", 1));
+    assert!((10.0..=20.0).contains(&between), "{picture}");
+    browser.screenshot("session-lanes").await;
+    browser.close().await;
+}
+
 /// The rows the session page shows, once it holds all `events` of the session.
 async fn story(browser: &Browser, events: usize) -> Vec<Value> {
     browser
