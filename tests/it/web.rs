@@ -568,7 +568,24 @@ async fn a_board_card_says_the_running_tool_then_the_last_thing_said() {
             &format!("{doing} === '{said}'"),
         )
         .await;
-    // A page opened later tells the same, from the session's last mission.
+    // Told live by the stream: a transcript's message no mission summary holds.
+    post(
+        &url,
+        "/events",
+        json!({"type": "TranscriptMessage", "sessionId": "words-1", "source": "transcript",
+            "payload": {"response": "Also pushed the branch."}})
+        .to_string(),
+        None,
+    )
+    .await;
+    browser
+        .wait_until(
+            DEADLINE,
+            "the transcript's message on the card",
+            &format!("{doing} === '“Also pushed the branch.”'"),
+        )
+        .await;
+    // A page opened later tells the last turn's summary, from the session's last mission.
     browser.goto(&format!("{url}/")).await;
     browser
         .wait_until(

@@ -1,10 +1,11 @@
 // A session's tool calls as a picture: bars on a time axis, one lane per agent (the main
 // thread, then each subagent), coloured by status, the spans it waited for a person shaded.
 // Hover a bar for the call; click it to open the call's row. It is drawn from a bounded
-// summary: calls too short to see apart at this width are merged into one bar per lane and
-// pixel ("37 calls, 2 failed"), so a session of 100,000 events draws a few hundred shapes.
-// The axis is the session's busy time: a quiet spell of more than five minutes (a night, a
-// session resumed next week) is a narrow break marked "⋯", so the calls stay wide enough to see.
+// summary: a call too short to see at this width is merged with the short calls it overlaps
+// into one bar ("37 calls, 2 failed"), so a busy session draws far fewer bars than calls.
+// The axis is the session's busy time: more than five minutes with no tool call running (a
+// night, a session resumed next week) is a narrow break marked "⋯", so the calls stay wide
+// enough to see.
 
 import { clock, duration, h, svg } from "./dom.js";
 
@@ -129,7 +130,8 @@ export class Lanes {
     let title;
     if (group.calls.length === 1) {
       const took = Number.isNaN(first.end) ? "" : ` ${duration(first.end - first.start)}`;
-      title = `${first.text} · ${STATUS_WORD[first.status] || first.status}${took} · #${first.seq}`;
+      const at = Number.isNaN(first.start) ? "" : ` · at ${clock(new Date(first.start).toISOString())}`;
+      title = `${first.text}${at} · ${STATUS_WORD[first.status] || first.status}${took} · #${first.seq}`;
     } else {
       const failed = statuses.filter((s) => s === "failed").length;
       title = `${group.calls.length} calls${failed ? `, ${failed} failed` : ""}, from #${first.seq}`;

@@ -126,12 +126,14 @@ export async function session(main, id, status) {
       get(`/sessions/${enc}`).catch(() => null),
       get(`/missions?session=${enc}&limit=1000`),
       get("/alerts?limit=1000"),
-      get(`/usage?by=turn&session=${enc}`),
+      get(`/usage?by=turn&session=${enc}`).catch(() => null),
     ]);
     drawFacts(facts, one);
-    timeline.setUsage(usage.groups);
-    const turnOf = (key) => timeline.turns.findIndex((row) => row.turnKey === key) + 1;
-    turns.replaceChildren(turnChart(usage, turnOf));
+    if (usage) {
+      timeline.setUsage(usage.groups);
+      const numbers = new Map(timeline.turns.map((row, i) => [row.turnKey, i + 1]));
+      turns.replaceChildren(turnChart(usage, (key) => numbers.get(key) || 0));
+    }
     missions.replaceChildren(tree(own.missions));
     drawAlerts(alerts, raised.alerts.filter((a) => a.sessionId === id), timeline);
   });

@@ -279,7 +279,7 @@ export class Timeline {
       call.durationMs = Date.parse(row.time) - Date.parse(call.time);
       Object.assign(row, { status: call.status, durationMs: call.durationMs, pair: call.seq, folded: true });
       call.pair = row.seq;
-      this.end(id, row.at, call.status);
+      this.settle(id, row.at, call.status);
     } else if (ENDS_A_TURN.has(row.type)) {
       for (const [open, call] of this.open) {
         if (call.status === "running") call.status = "interrupted";
@@ -357,6 +357,14 @@ export class Timeline {
     else this.end(id, at, "failed");
   }
 
+  /** A call its hook ended: the bar says what the row says, whatever a result said first. */
+  settle(id, at, status) {
+    const bar = this.bars.get(id);
+    if (!bar) return;
+    if (Number.isNaN(bar.end)) bar.end = at;
+    bar.status = status;
+  }
+
   /**
    * A subagent's first event: it is nested under the call that started it, the oldest call
    * of the main thread that starts a subagent of its type (else of any type) not yet matched.
@@ -381,7 +389,8 @@ export class Timeline {
     const open = this.waits[this.waits.length - 1];
     const waiting = row.permission || row.type === "Notification";
     if (waiting && !(open && Number.isNaN(open.end))) this.waits.push({ start: row.at, end: NaN });
-    else if (!waiting && open && Number.isNaN(open.end)) open.end = row.at;
+    // A transcript's record read late, of a time before the wait began, does not end it.
+    else if (!waiting && open && Number.isNaN(open.end) && !(row.at < open.start)) open.end = row.at;
   }
 
   /** The turn a row is in: 1 for the first prompt's, 0 before any prompt. */

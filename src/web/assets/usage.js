@@ -56,6 +56,8 @@ function said(g) {
  * A session's turns as bars of cost (of tokens when nothing is priced), in the order of its
  * prompts: `turns` maps a turn's key to its number in the timeline.
  */
+const TURNS_SHOWN = 60;
+
 export function turnChart(answer, turns) {
   const groups = answer.groups
     .filter((g) => g.key !== "")
@@ -63,11 +65,14 @@ export function turnChart(answer, turns) {
     .sort((a, b) => (a.n || Infinity) - (b.n || Infinity));
   if (!groups.length) return h("p", { class: "empty" }, "No turn's usage read from a transcript yet.");
   const priced = groups.some((g) => g.costUsd > 0);
+  // A long session's chart shows its last turns: a column stays wide enough to see and hover.
+  const last = groups.slice(-TURNS_SHOWN);
+  const which = last.length < groups.length ? `, the last ${last.length} of ${groups.length} turns` : "";
   return h(
     "div",
     { class: "turn-chart", id: "turn-chart" },
-    h("p", { class: "note" }, priced ? "Cost per turn" : "Tokens per turn (no cost: nothing priced)"),
-    columns(groups, {
+    h("p", { class: "note" }, (priced ? "Cost per turn" : "Tokens per turn (no cost: nothing priced)") + which),
+    columns(last, {
       value: (g) => (priced ? g.costUsd : tokensOf(g)),
       label: (g) => (g.n ? `${g.n}` : "?"),
       title: (g) => `turn ${g.n || "?"}: ${said(g)}`,
@@ -112,9 +117,13 @@ export async function usagePage(main, status) {
     h("section", {}, h("h2", {}, "By day"), days),
     h("section", {}, h("h2", {}, "By model"), models)
   );
+  let asked = 0;
   const load = async () => {
+    const n = ++asked;
     const range = since ? `&since=${since}` : "";
     const [byDay, byModel] = await Promise.all([get(`/usage?by=day${range}`), get(`/usage?by=model${range}`)]);
+    if (n !== asked) return; // a later load (another period) is under way: its answer is drawn
+
     const columnsOf = [
       ["key", "", null],
       ["calls", "calls"],

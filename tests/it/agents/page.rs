@@ -121,10 +121,39 @@ pub async fn assert_reads_as_one_story(
             DEADLINE,
             "the per-turn chart",
             &format!(
-                "(b => b.length === {turns} && b)([...document.querySelectorAll('#turn-chart rect.bar')].map(r => [r.dataset.key, Number(r.dataset.cost), Number(r.dataset.tokens)]))"
+                "(b => b.length === {turns} && b)([...document.querySelectorAll('#turn-chart rect.bar')].map(r => [r.dataset.key, Number(r.dataset.cost), Number(r.dataset.tokens), r.nextElementSibling.textContent]))"
             ),
         )
         .await;
+    // Numbered 1.. in the order of the prompts, each column its prompt's turn.
+    let prompts: Vec<String> = rig
+        .db()
+        .prepare(
+            "SELECT event_id FROM events WHERE session_id = ?1 AND type = 'TranscriptPrompt'
+             AND payload ->> '$.agentId' IS NULL ORDER BY event_time, sequence",
+        )
+        .unwrap()
+        .query_map([id], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let columns: Vec<(String, String)> = chart
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|bar| {
+            (
+                bar[0].as_str().unwrap().to_string(),
+                bar[3].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = prompts
+        .iter()
+        .enumerate()
+        .map(|(i, key)| (key.clone(), (i + 1).to_string()))
+        .collect();
+    assert_eq!(columns, expected, "{chart}");
     for bar in chart.as_array().unwrap() {
         let group = groups
             .iter()
