@@ -1030,7 +1030,8 @@ async fn a_session_reads_as_turns_with_its_subagent_nested_its_calls_as_bars_and
 }
 
 /// The lanes picture on a busier session (issue 45): 2,000 calls of 5 ms in 20 s are merged
-/// into a bounded number of bars that still count every call; the 10 s a permission request
+/// into a bounded number of bars that still count every call; a call only the transcript
+/// told, with no result, is interrupted once its turn ended; the 10 s a permission request
 /// waited is shaded up to the next event; two idle hours are drawn as one narrow break, so
 /// the calls after them are drawn next to the ones before.
 #[tokio::test(flavor = "multi_thread")]
@@ -1067,6 +1068,13 @@ async fn the_lanes_merge_short_calls_shade_waits_and_break_idle_hours() {
         json!({"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}),
     ));
     lines.extend(call("long", 30_000, 10_000));
+    // The turn ends; then the transcript, read after it, tells of a call with no result.
+    lines.push(event("Stop", 41_000, json!({})));
+    lines.push(event(
+        "TranscriptMessage",
+        35_000,
+        json!({"toolCalls": [{"id": "orphan", "name": "Bash", "input": {"command": "sleep 99"}}]}),
+    ));
     lines.extend(call("late", 2 * 3_600_000, 1_000));
     let events = lines.len();
     for batch in lines.chunks(1000) {
@@ -1087,7 +1095,7 @@ async fn the_lanes_merge_short_calls_shade_waits_and_break_idle_hours() {
         .wait_until(
             DEADLINE,
             "every call drawn",
-            r#"document.getElementById('lanes')?.dataset.calls === '2002' && (() => {
+            r#"document.getElementById('lanes')?.dataset.calls === '2003' && (() => {
               const box = (e) => e && [Number(e.getAttribute('x')), Number(e.getAttribute('width'))];
               const bars = [...document.querySelectorAll('#lanes rect.bar')];
               return {
@@ -1097,13 +1105,16 @@ async fn the_lanes_merge_short_calls_shade_waits_and_break_idle_hours() {
                 gaps: [...document.querySelectorAll('#lanes text.gap title')].map((t) => t.textContent),
                 long: box(document.querySelector('#lanes rect.bar[data-call="long"]')),
                 late: box(document.querySelector('#lanes rect.bar[data-call="late"]')),
+                orphan: document.querySelector('#lanes rect.bar[data-call="orphan"]')?.getAttribute('class'),
               };
             })()"#,
         )
         .await;
     let bars = picture["bars"].as_u64().unwrap();
     assert!(bars < 200, "{picture}");
-    assert_eq!(picture["calls"], 2002, "{picture}");
+    assert_eq!(picture["calls"], 2003, "{picture}");
+    // A call no result ended, in a turn that ended: interrupted, not running for ever.
+    assert_eq!(picture["orphan"], "bar s-interrupted", "{picture}");
     let x = |name: &str, i: usize| picture[name][i].as_f64().unwrap();
     // The wait: from the request to the next event, the long call's start.
     assert_eq!(picture["waits"].as_array().unwrap().len(), 1, "{picture}");

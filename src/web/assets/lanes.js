@@ -91,7 +91,8 @@ export class Lanes {
       };
       for (const [id, bar] of calls) {
         const x0 = x(bar.start);
-        const x1 = x(Number.isNaN(bar.end) ? (bar.status === "running" ? Math.min(now, to) : bar.start) : bar.end);
+        const running = this.timeline.statusOf(bar) === "running";
+        const x1 = x(Number.isNaN(bar.end) ? (running ? Math.min(now, to) : bar.start) : bar.end);
         if (x1 - x0 >= WIDE) {
           flush();
           shapes.push(this.shape({ x0, x1, calls: [[id, bar]] }, lane, lanes[lane]));
@@ -124,14 +125,15 @@ export class Lanes {
 
   /** One bar: a call, or calls merged; coloured by the worst status among them. */
   shape(group, lane, agent) {
-    const statuses = group.calls.map(([, bar]) => bar.status);
+    const statuses = group.calls.map(([, bar]) => this.timeline.statusOf(bar));
     const worst = statuses.reduce((a, b) => (WORST.indexOf(b) > WORST.indexOf(a) ? b : a), "ok");
     const first = group.calls[0][1];
     let title;
     if (group.calls.length === 1) {
       const took = Number.isNaN(first.end) ? "" : ` ${duration(first.end - first.start)}`;
       const at = Number.isNaN(first.start) ? "" : ` · at ${clock(new Date(first.start).toISOString())}`;
-      title = `${first.text}${at} · ${STATUS_WORD[first.status] || first.status}${took} · #${first.seq}`;
+      const status = statuses[0];
+      title = `${first.text}${at} · ${STATUS_WORD[status] || status}${took} · #${first.seq}`;
     } else {
       const failed = statuses.filter((s) => s === "failed").length;
       title = `${group.calls.length} calls${failed ? `, ${failed} failed` : ""}, from #${first.seq}`;

@@ -211,6 +211,7 @@ export class Timeline {
     this.spawns = []; // the calls that start a subagent, not yet matched with one
     this.bars = new Map(); // tool use id -> { agent, start, end, status, text, seq }: the picture
     this.waits = []; // { start, end }: the spans the session waited for a person
+    this.lastEnd = -Infinity; // the time of the main thread's last turn end told
     this.onOpen = onOpen;
     this.selected = null;
     this.stick = true;
@@ -281,6 +282,7 @@ export class Timeline {
       call.pair = row.seq;
       this.settle(id, row.at, call.status);
     } else if (ENDS_A_TURN.has(row.type)) {
+      if (row.agent === null && !(row.at <= this.lastEnd)) this.lastEnd = row.at;
       for (const [open, call] of this.open) {
         if (call.status === "running") call.status = "interrupted";
         this.end(open, row.at, "interrupted");
@@ -355,6 +357,14 @@ export class Timeline {
     const bar = this.bars.get(id);
     if (bar?.status === "ok") bar.status = "failed";
     else this.end(id, at, "failed");
+  }
+
+  /**
+   * A bar's status as drawn: a call only a transcript told, with no result yet, is running
+   * until a turn ends after it began, then interrupted (a result read later still decides).
+   */
+  statusOf(bar) {
+    return bar.status === "running" && bar.start < this.lastEnd ? "interrupted" : bar.status;
   }
 
   /** A call its hook ended: the bar says what the row says, whatever a result said first. */
