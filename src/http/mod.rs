@@ -53,7 +53,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{Semaphore, watch};
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnFailure, TraceLayer};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::path::Paths;
 use utoipa::openapi::schema::Schema;
@@ -302,13 +302,18 @@ pub fn router(state: AppState, bound: SocketAddr) -> Router {
             // Spans carry the method and the route's template only (`/sessions/{id}/events`):
             // paths hold ids and whatever a client typed, query strings may hold tokens,
             // bodies hold prompts and commands; none of it belongs in logs.
-            TraceLayer::new_for_http().make_span_with(|request: &Request<_>| {
-                let route = request
-                    .extensions()
-                    .get::<MatchedPath>()
-                    .map_or("(no route)", MatchedPath::as_str);
-                tracing::debug_span!("request", method = %request.method(), route)
-            }),
+            // A 5xx is logged at `warn`: most are refusals by design (`503` when overloaded,
+            // with `Retry-After`); a real failure (storage, a panic) is logged at `error`
+            // where it happens, with its cause.
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &Request<_>| {
+                    let route = request
+                        .extensions()
+                        .get::<MatchedPath>()
+                        .map_or("(no route)", MatchedPath::as_str);
+                    tracing::debug_span!("request", method = %request.method(), route)
+                })
+                .on_failure(DefaultOnFailure::new().level(tracing::Level::WARN)),
         )
         .with_state(state)
 }

@@ -139,3 +139,41 @@ async fn prompts_commands_payloads_and_tokens_never_reach_the_log() {
         );
     }
 }
+
+/// A refusal by design (a stream over `--max-streams`: `503` with `Retry-After`) is logged as
+/// a warning, not an error: an operator's `ERROR` lines are failures.
+#[tokio::test]
+async fn an_overloaded_503_is_a_warning_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("stderr.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut server = ServerProcess::start_with(&dir.path().join("h.db"), "127.0.0.1:0", |c| {
+        c.args(["--max-streams", "1"]).stderr(log);
+    });
+    let client = reqwest::Client::new();
+    let stream = |path: &str| {
+        client
+            .get(format!("{}{path}", server.url))
+            .header("accept", "text/event-stream")
+            .send()
+    };
+    let first = stream("/events").await.unwrap();
+    assert_eq!(first.status(), 200);
+    let second = stream("/events").await.unwrap();
+    assert_eq!(second.status(), 503);
+    drop((first, second));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
+    let started = std::time::Instant::now();
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(started.elapsed() < Duration::from_secs(15), "did not stop");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(
+        log.lines()
+            .any(|l| l.contains(" WARN ") && l.contains("503")),
+        "the refusal is logged: {log}"
+    );
+    assert!(!log.contains(" ERROR "), "an error logged: {log}");
+}
