@@ -207,7 +207,7 @@ export class Timeline {
     this.prompts = new Map(); // prompt text -> per source, the rows shown that wait for the other's
     this.turns = []; // the prompt rows shown that open a turn, in order
     this.usage = new Map(); // turn key -> its tokens and cost (a GET /usage?by=turn group)
-    this.agents = new Map(); // subagent id -> { label, parent: the call that started it }
+    this.agents = new Map(); // subagent id -> { label }: its name on its rows and its lane
     this.spawns = []; // the calls that start a subagent, not yet matched with one
     this.bars = new Map(); // tool use id -> { agent, start, end, status, text, seq }: the picture
     this.waits = []; // { start, end }: the spans the session waited for a person
@@ -376,20 +376,21 @@ export class Timeline {
   }
 
   /**
-   * A subagent's first event: it is nested under the call that started it, the oldest call
-   * of the main thread that starts a subagent of its type (else of any type) not yet matched.
+   * A subagent's name, from its first event: its own type when the event says it, else the
+   * type the oldest unmatched call of the main thread that starts a subagent asked for (one
+   * of its type first). A later event that says its type corrects a name guessed so.
    */
   meet(row) {
     if (row.agent === null) return;
     const known = this.agents.get(row.agent);
     if (known) {
-      if (row.agentType && known.label === "subagent") known.label = row.agentType;
+      if (row.agentType) known.label = row.agentType;
       return;
     }
     let at = this.spawns.findIndex((s) => row.agentType && s.type === row.agentType);
     if (at < 0) at = this.spawns.length ? 0 : -1;
     const spawn = at >= 0 ? this.spawns.splice(at, 1)[0] : null;
-    this.agents.set(row.agent, { label: row.agentType || spawn?.type || "subagent", parent: spawn?.id ?? null });
+    this.agents.set(row.agent, { label: row.agentType || spawn?.type || "subagent" });
   }
 
   /** The spans the session waited for a person: from a permission request or a notification
