@@ -229,12 +229,30 @@ pub fn dump_projections(conn: &rusqlite::Connection) -> Vec<String> {
     hooklog::projection::dump(conn).expect("projection tables read")
 }
 
-/// Rebuilds the projections of a stopped server's database from its log, writing the rows the
+/// Rebuilds the projections of a server's database (stopped, or running and idle) from its log, writing the rows the
 /// replay holds in memory every event, every few events and only at the end, reading the log
 /// on one thread and on two, and checks each rebuild equals the live tables row
 /// for row (then rolls it back).
 pub fn assert_rebuilds_to_live(path: &std::path::Path) {
     let mut conn = Connection::open(path).expect("open the db");
+    // A running server writes search rows after the commit that acknowledged their events
+    // (`search_through` in `meta`): the live tables are compared once they have caught up
+    // with the log, or after a deadline, when the comparison says what is missing.
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(10) {
+        let caught_up: bool = conn
+            .query_row(
+                "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'search_through'), 0)
+                        >= COALESCE((SELECT MAX(sequence) FROM events), 0)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        if caught_up {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     let live = dump_projections(&conn);
     for events_per_flush in [1, 3, u64::MAX] {
         for read_beside in [false, true] {
