@@ -6,7 +6,6 @@ use crate::common;
 
 use common::ServerProcess;
 use serde_json::json;
-use std::time::Duration;
 
 const TOKEN: &str = "tok-SECRETTOKEN-1f3a";
 /// Every sensitive value sent contains this; the log must never contain it.
@@ -119,13 +118,7 @@ async fn prompts_commands_payloads_and_tokens_never_reach_the_log() {
     assert_eq!(status, 200);
 
     // SIGTERM, so the log is complete (shutdown lines included).
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
-    let started = std::time::Instant::now();
-    while server.child.try_wait().unwrap().is_none() {
-        assert!(started.elapsed() < Duration::from_secs(15), "did not stop");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    server.terminate().await;
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(
         log.contains("stopped cleanly") && log.lines().count() > 20,
@@ -162,13 +155,7 @@ async fn an_overloaded_503_is_a_warning_not_an_error() {
     let second = stream("/events").await.unwrap();
     assert_eq!(second.status(), 503);
     drop((first, second));
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
-    let started = std::time::Instant::now();
-    while server.child.try_wait().unwrap().is_none() {
-        assert!(started.elapsed() < Duration::from_secs(15), "did not stop");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    server.terminate().await;
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(
         log.lines()

@@ -597,6 +597,21 @@ async fn a_board_card_says_the_running_tool_then_the_last_thing_said() {
     browser.close().await;
 }
 
+/// Posts events (JSON lines) to `POST /events` as NDJSON, a thousand to a request.
+async fn post_in_batches(url: &str, lines: &[String]) {
+    let client = reqwest::Client::new();
+    for batch in lines.chunks(1000) {
+        let answer = client
+            .post(format!("{url}/events"))
+            .header("content-type", "application/x-ndjson")
+            .body(batch.join("\n"))
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.status().is_success(), "{}", answer.status());
+    }
+}
+
 /// Posts a raw hook body to `POST /event`.
 async fn post_owned(url: String, body: Value) {
     post(&url, "/event", body.to_string(), None).await;
@@ -1077,16 +1092,7 @@ async fn the_lanes_merge_short_calls_shade_waits_and_break_idle_hours() {
     ));
     lines.extend(call("late", 2 * 3_600_000, 1_000));
     let events = lines.len();
-    for batch in lines.chunks(1000) {
-        let answer = reqwest::Client::new()
-            .post(format!("{}/events", server.url))
-            .header("content-type", "application/x-ndjson")
-            .body(batch.join("\n"))
-            .send()
-            .await
-            .unwrap();
-        assert!(answer.status().is_success(), "{}", answer.status());
-    }
+    post_in_batches(&server.url, &lines).await;
 
     let browser = Browser::start(found).await;
     browser.goto(&format!("{}/s/{session}", server.url)).await;
@@ -1311,19 +1317,8 @@ async fn measure_a_100000_event_session_opening() {
             lines.push(line.to_string());
             n += 1;
         }
-        if lines.len() >= 1000 {
-            let body = lines.join("\n");
-            lines.clear();
-            let answer = client
-                .post(format!("{}/events", server.url))
-                .header("content-type", "application/x-ndjson")
-                .body(body)
-                .send()
-                .await
-                .unwrap();
-            assert!(answer.status().is_success(), "{}", answer.status());
-        }
     }
+    post_in_batches(&server.url, &lines).await;
     let events = stored(&db, session).as_array().unwrap().len();
     // The server's part alone: the session's stream read to its last event by a plain client.
     let started = std::time::Instant::now();

@@ -413,6 +413,17 @@ impl ServerProcess {
         }
     }
 
+    /// SIGTERM, then waits (15 s at most) until the server has stopped, its log complete.
+    pub async fn terminate(&mut self) {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let started = std::time::Instant::now();
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(started.elapsed() < Duration::from_secs(15), "did not stop");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// `kill -9`.
     pub fn kill(&mut self) {
         self.child.kill().expect("SIGKILL");
