@@ -309,7 +309,7 @@ pub fn dump(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 }
 
 /// A value as sqlite3 would show it in a row (`NULL`, `42`, `'text'`).
-fn show(value: rusqlite::types::ValueRef<'_>) -> String {
+pub fn show(value: rusqlite::types::ValueRef<'_>) -> String {
     use rusqlite::types::ValueRef;
     match value {
         ValueRef::Null => "NULL".into(),

@@ -10,7 +10,7 @@ use crate::projection::heroes::Hero;
 use crate::projection::missions::{self, Mission};
 use crate::projection::sessions::{Facts, Record};
 use crate::projection::tool_uses::{self, ToolUse};
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use rusqlite::Connection;
 use serde_json::Value;
 use std::cell::RefCell;
@@ -24,11 +24,14 @@ struct Memory {
     /// `hook_effects` rows: an event's sequence and the mission it answered with.
     effects: Vec<(i64, String)>,
     changes: Vec<ChangeRow>,
+    /// Sessions whose rows were let go of (idle for a whole write): SQL has them now, so they
+    /// are read back from it even in a fresh replay.
+    let_go: HashSet<String>,
 }
 
-/// Events between two writes of a replay's rows. It bounds the closed rows a replay holds;
-/// what stays across writes grows with the log: each touched session's row, hero, open
-/// missions and running tools, and every call id seen (about 150 bytes a call).
+/// Events between two writes of a replay's rows. It bounds the rows a replay holds: closed
+/// missions and finished tool uses leave memory at each write, and so does every row of a
+/// session no event touched since the write before (its id stays, about 70 bytes a session).
 pub const FLUSH_EVERY: u64 = 5_000;
 
 /// The agent rows of a replay, in memory, taken out to be written by [`Cached::take_changes`].
@@ -37,10 +40,9 @@ pub struct Cached<B> {
     backing: B,
     memory: RefCell<Memory>,
     /// Whether SQL had no agent rows when the replay began: then a row that is not in memory
-    /// and was never let go of does not exist, and is not looked for. This holds because
-    /// session rows and shards are never let go of (only closed missions, marked `evicted`,
-    /// and finished tool uses, found through `calls`): letting go of either would need the
-    /// same kind of mark.
+    /// and was never let go of does not exist, and is not looked for. What is let go of is
+    /// marked: a whole session in `Memory::let_go`, closed missions by `Shard::evicted`,
+    /// finished tool uses through `Shard::calls`.
     fresh: bool,
 }
 
@@ -76,6 +78,18 @@ impl<B: Backing> Cached<B> {
     pub fn take_changes(&self) -> Changes {
         let mut memory = self.memory.borrow_mut();
         let memory = &mut *memory;
+        // A session no event touched since the last take has every row written: let go of
+        // it (a later event reads it back).
+        let let_go = &mut memory.let_go;
+        memory.sessions.let_go_of_unchanged(|s| {
+            let_go.insert(s.to_string());
+        });
+        memory.shards.retain(|session, shard| {
+            if !shard.listed {
+                let_go.insert(session.clone());
+            }
+            shard.listed
+        });
         let mut changes = Changes {
             sessions: memory.sessions.changed(),
             effects: std::mem::take(&mut memory.effects),
@@ -109,7 +123,7 @@ impl<B: Backing> Cached<B> {
         let mut memory = self.memory.borrow_mut();
         let memory = &mut *memory;
         if !memory.shards.contains_key(session) {
-            let shard = match self.fresh {
+            let shard = match self.fresh && !memory.let_go.contains(session) {
                 true => Shard::default(),
                 false => {
                     let session = session.to_string();
@@ -133,23 +147,31 @@ impl<B: Backing> Tables for Cached<B> {
     }
 
     fn session(&self, event: &StoredEvent, facts: &Facts) -> Result<()> {
-        let load = |id: &str| match self.fresh {
+        let mut memory = self.memory.borrow_mut();
+        let fresh = self.fresh
+            && !event
+                .session_id
+                .as_deref()
+                .is_some_and(|s| memory.let_go.contains(s));
+        let load = |id: &str| match fresh {
             true => Ok(None),
             false => {
                 let id = id.to_string();
                 self.backing.read(move |c| Record::load(c, &id))
             }
         };
-        self.memory.borrow_mut().sessions.apply(load, event, facts)
+        memory.sessions.apply(load, event, facts)
     }
 
     fn session_model(&self, session: &str) -> Result<Option<String>> {
-        if let Some(record) = self.memory.borrow().sessions.get(session) {
+        let memory = self.memory.borrow();
+        if let Some(record) = memory.sessions.get(session) {
             return Ok(record.model.clone());
         }
-        if self.fresh {
+        if self.fresh && !memory.let_go.contains(session) {
             return Ok(None);
         }
+        drop(memory);
         let id = session.to_string();
         let record = self.backing.read(move |c| Record::load(c, &id))?;
         Ok(record.and_then(|r| r.model))

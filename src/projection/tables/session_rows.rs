@@ -112,6 +112,19 @@ impl SessionRows {
         self.take_changed(|row| row.record.store(conn, row.stored))
     }
 
+    /// Lets go of the rows that have not changed since they were last written, calling
+    /// `gone` with each one's session (a replay's memory then holds the sessions in use, not
+    /// every session of the log).
+    pub(super) fn let_go_of_unchanged(&mut self, mut gone: impl FnMut(&str)) {
+        self.rows.retain(|session, row| {
+            if row.dirty {
+                return true;
+            }
+            gone(session);
+            false
+        });
+    }
+
     /// The changed rows, each with whether SQL has a row for its session, marked written.
     pub(super) fn changed(&mut self) -> Vec<(Record, bool)> {
         let mut rows = Vec::with_capacity(self.changed.len());
