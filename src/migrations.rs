@@ -95,6 +95,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0018_views.sql"),
         false,
     ),
+    (
+        "0019_slim_changes.sql",
+        include_str!("../migrations/0019_slim_changes.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

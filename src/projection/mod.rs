@@ -161,7 +161,7 @@ pub fn apply_agents(
                 row.push(&permissions::delta_opened(&request));
             }
             if let Some(row) = row {
-                tables.changes(row)?;
+                tables.changes(event, row)?;
             }
         }
         Parsed::Normalized(view) => {
@@ -216,7 +216,7 @@ pub fn apply_agents(
         Parsed::Coordination(view) => {
             tables.session(event, &sessions::Facts::default())?;
             if let Some(row) = permissions::settled_change(event, view) {
-                tables.changes(row)?;
+                tables.changes(event, row)?;
             }
         }
         Parsed::Replication(_) | Parsed::Other => {

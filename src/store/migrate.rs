@@ -24,6 +24,10 @@ const SEARCH_MIGRATION: usize = 13;
 /// to the snapshot file first ([`snapshot::move_twins_out`]).
 const SNAPSHOT_FILE_MIGRATION: usize = 14;
 
+/// The migration after which the change rows stored in full are rewritten without what their
+/// event says ([`projection::changes::compact_stored`]).
+const SLIM_CHANGES_MIGRATION: usize = 18;
+
 /// Applies the migrations this database has not seen yet, all in one transaction.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
     let current = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
@@ -48,6 +52,15 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
             snapshot::move_twins_out(&tx, number)?;
         }
         tx.execute_batch(sql)?;
+        if number == SLIM_CHANGES_MIGRATION {
+            let rewritten = projection::changes::compact_stored(&tx)?;
+            if rewritten > 0 {
+                tracing::info!(
+                    rewritten,
+                    "stored the change rows without what their events say"
+                );
+            }
+        }
         rebuild |= adds_projection;
     }
     tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;

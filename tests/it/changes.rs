@@ -252,3 +252,87 @@ async fn change_cursors_follow_the_event_stream_rules() {
     assert_eq!(page["changes"].as_array().unwrap().len(), 2);
     assert_eq!(page["nextAfterSequence"], page["changes"][1]["sequence"]);
 }
+
+/// Issues 41 and 43: a change row is stored without what its event says (markers in place of
+/// the event's id, time, session, sequence and the row's hero and mission), and `GET /changes`
+/// puts the values back. A database whose rows were stored in full (schema 18) is rewritten
+/// when it is upgraded: its file holds the slim rows a fresh one would, the route sends the
+/// same changes, and the `changes_sent` view gives sqlite3 users the same text.
+#[tokio::test]
+async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on_upgrade() {
+    let app = spawn_app().await;
+    for name in ["claude-code-session", "codex-lifecycle", "openclaw-session"] {
+        app.post_fixture("/event", name).await;
+    }
+    let sent = all_changes(&app, 0).await;
+    let dir = app.stop().await;
+    let db = dir.path().join("hooklog.db");
+    let stored = |conn: &rusqlite::Connection, query: &str| -> Vec<(i64, String)> {
+        conn.prepare(query)
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let slim = stored(
+        &conn,
+        "SELECT sequence, changes FROM agent_changes ORDER BY 1",
+    );
+    let full = stored(
+        &conn,
+        "SELECT sequence, changes FROM changes_sent ORDER BY 1",
+    );
+    // The view gives what the route sends.
+    let parsed = |rows: &[(i64, String)]| -> Vec<(i64, Value)> {
+        rows.iter()
+            .map(|(s, c)| (*s, serde_json::from_str(c).unwrap()))
+            .collect()
+    };
+    let as_sent: Vec<(i64, Value)> = sent
+        .iter()
+        .map(|c| (c["sequence"].as_i64().unwrap(), c["changes"].clone()))
+        .collect();
+    assert_eq!(parsed(&full), as_sent);
+    let bytes = |rows: &[(i64, String)]| rows.iter().map(|(_, c)| c.len()).sum::<usize>();
+    assert!(
+        bytes(&slim) * 10 < bytes(&full) * 8,
+        "slim rows are at least a fifth smaller: {} against {}",
+        bytes(&slim),
+        bytes(&full)
+    );
+    assert!(slim.iter().any(|(_, c)| c.contains(r#"{"e":"tool-"}"#)));
+
+    // The database as schema 18 left it: every row in full, no view.
+    conn.execute_batch(
+        "UPDATE agent_changes SET changes = (SELECT changes FROM changes_sent s
+                                             WHERE s.sequence = agent_changes.sequence);
+         DROP VIEW changes_sent;
+         PRAGMA user_version = 18;",
+    )
+    .unwrap();
+    assert_eq!(
+        stored(
+            &conn,
+            "SELECT sequence, changes FROM agent_changes ORDER BY 1"
+        ),
+        full
+    );
+    drop(conn);
+    let app = common::start(Config::for_path(&db), dir).await;
+    assert_eq!(all_changes(&app, 0).await, sent);
+    let dir = app.stop().await;
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    assert_eq!(
+        stored(
+            &conn,
+            "SELECT sequence, changes FROM agent_changes ORDER BY 1"
+        ),
+        slim,
+        "the upgrade stores the rows a fresh database does"
+    );
+    drop(conn);
+    assert_rebuilds_to_live(&db);
+    drop(dir);
+}

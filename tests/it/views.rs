@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
 
-const VIEWS: [&str; 8] = [
+const VIEWS: [&str; 9] = [
     "agents_now",
     "timeline",
     "recent_failures",
@@ -20,6 +20,7 @@ const VIEWS: [&str; 8] = [
     "pending_permissions",
     "owners",
     "held_claims",
+    "changes_sent",
 ];
 
 /// What the sqlite3 CLI prints for `sql` (with `args` before the file), or `None` without the
@@ -244,4 +245,23 @@ async fn each_view_answers_its_question_in_the_sqlite3_cli() {
         (&claim["chat"], &claim["session_id"]),
         (&json!("dm:alice"), &json!("busy"))
     );
+    // The change rows as `GET /changes` sends them, though they are stored without what
+    // their events say.
+    let (status, page) = app.get("/changes?limit=1000").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let sent: Vec<(Value, Value)> = page["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["sequence"].clone(), c["changes"].clone()))
+        .collect();
+    let viewed: Vec<(Value, Value)> = rows("SELECT sequence, changes FROM changes_sent ORDER BY 1")
+        .into_iter()
+        .map(|r| {
+            let changes = serde_json::from_str(r["changes"].as_str().unwrap()).unwrap();
+            (r["sequence"].clone(), changes)
+        })
+        .collect();
+    assert!(sent.len() >= 5, "{page}");
+    assert_eq!(viewed, sent);
 }

@@ -186,7 +186,7 @@ pub fn apply_transcript<T: Tables>(
         recorder.save_hero(hero)?;
     }
     if let Some(row) = recorder.finish(event.sequence, &Effects::default()) {
-        tables.changes(row)?;
+        tables.changes(event, row)?;
     }
     Ok(())
 }

@@ -129,8 +129,8 @@ impl<T: Tables> Tables for Recorder<'_, T> {
         self.tables.effects(sequence, effects)
     }
 
-    fn changes(&self, row: ChangeRow) -> Result<()> {
-        self.tables.changes(row)
+    fn changes(&self, event: &StoredEvent, row: ChangeRow) -> Result<()> {
+        self.tables.changes(event, row)
     }
 }
 

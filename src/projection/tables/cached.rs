@@ -312,8 +312,8 @@ impl<B: Backing> Tables for Cached<B> {
         Ok(())
     }
 
-    fn changes(&self, row: ChangeRow) -> Result<()> {
-        self.memory.borrow_mut().changes.push(row);
+    fn changes(&self, event: &StoredEvent, row: ChangeRow) -> Result<()> {
+        self.memory.borrow_mut().changes.push(row.compacted(event));
         Ok(())
     }
 }

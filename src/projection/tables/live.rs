@@ -127,8 +127,8 @@ impl Tables for Live<'_> {
         }
     }
 
-    fn changes(&self, row: ChangeRow) -> Result<()> {
-        changes::save(self.conn, &row)
+    fn changes(&self, event: &StoredEvent, row: ChangeRow) -> Result<()> {
+        changes::save(self.conn, &row.compacted(event))
     }
 }
 

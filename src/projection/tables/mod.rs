@@ -70,6 +70,6 @@ pub trait Tables {
     /// Records the mission a hook event answered with (`hook_effects`, by its sequence).
     fn effects(&self, sequence: i64, effects: &Effects) -> Result<()>;
     /// Records what a hook event (or a transcript event that set its hero's model) changed in
-    /// the agent rows (`agent_changes`).
-    fn changes(&self, row: ChangeRow) -> Result<()>;
+    /// the agent rows (`agent_changes`), stored as [`ChangeRow::compacted`] against `event`.
+    fn changes(&self, event: &StoredEvent, row: ChangeRow) -> Result<()>;
 }

@@ -9,10 +9,14 @@
 //! rebuild makes the same rows. Unlike the others, a row belongs to its event: pruning an event
 //! prunes its changes too (`store::retention`).
 
+use crate::event::StoredEvent;
 use rusqlite::{Connection, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+mod stored;
+pub use stored::{Said, compact, expand};
 
 /// Which projection a delta changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,7 +56,8 @@ pub struct Delta {
 }
 
 /// An `agent_changes` row: the event's hero, the mission it belongs to (the one it opened,
-/// closed or worked in, else its hero's mission in progress) and its deltas as a JSON array.
+/// closed or worked in, else its hero's mission in progress) and its deltas as a JSON array
+/// (stored without what the event says: [`ChangeRow::compacted`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeRow {
     pub sequence: i64,
@@ -82,6 +87,14 @@ impl ChangeRow {
         self.changes.push_str(&rendered);
         self.changes.push(']');
     }
+
+    /// The row as it is stored: its deltas without the values its event and row say
+    /// ([`stored`]), which [`page`] puts back.
+    pub fn compacted(mut self, event: &StoredEvent) -> ChangeRow {
+        let said = Said::of(event, &self.hero_id, self.mission_id.as_deref());
+        self.changes = compact(&self.changes, &said);
+        self
+    }
 }
 
 const INSERT: &str =
@@ -95,6 +108,51 @@ pub fn save(conn: &Connection, row: &ChangeRow) -> rusqlite::Result<()> {
         row.changes
     ])?;
     Ok(())
+}
+
+/// Rewrites the rows stored in full (before schema 19) as [`ChangeRow::compacted`] would store
+/// them, a chunk at a time; returns how many changed.
+pub fn compact_stored(conn: &Connection) -> rusqlite::Result<u64> {
+    const CHUNK: i64 = 10_000;
+    let mut read = conn.prepare(
+        "SELECT c.sequence, e.event_id, e.event_time, e.session_id, c.hero_id, c.mission_id,
+                c.changes
+         FROM agent_changes c JOIN events e ON e.sequence = c.sequence
+         WHERE c.sequence > ?1 ORDER BY c.sequence LIMIT ?2",
+    )?;
+    let mut write = conn.prepare("UPDATE agent_changes SET changes = ?2 WHERE sequence = ?1")?;
+    let (mut after, mut rewritten) = (0i64, 0u64);
+    loop {
+        let rows = read
+            .query_map(params![after, CHUNK], |r| {
+                let sequence: i64 = r.get(0)?;
+                let (event_id, event_time, session_id): (String, String, Option<String>) =
+                    (r.get(1)?, r.get(2)?, r.get(3)?);
+                let (hero_id, mission_id): (String, Option<String>) = (r.get(4)?, r.get(5)?);
+                let changes: String = r.get(6)?;
+                let said = Said {
+                    event_id: &event_id,
+                    event_time: &event_time,
+                    session_id: session_id.as_deref(),
+                    sequence,
+                    hero_id: &hero_id,
+                    mission_id: mission_id.as_deref(),
+                };
+                let compacted = compact(&changes, &said);
+                Ok((sequence, (compacted != changes).then_some(compacted)))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let Some(&(last, _)) = rows.last() else {
+            return Ok(rewritten);
+        };
+        for (sequence, compacted) in rows {
+            if let Some(compacted) = compacted {
+                write.execute(params![sequence, compacted])?;
+                rewritten += 1;
+            }
+        }
+        after = last;
+    }
 }
 
 /// A row of `agent_changes` with its event's id, type and time, as the change streams send it.
@@ -124,17 +182,40 @@ impl Change {
 }
 
 fn change(r: &Row<'_>) -> rusqlite::Result<Change> {
-    let changes: String = r.get(7)?;
+    let (sequence, event_id, event_time, session_id, hero_id, mission_id): (
+        i64,
+        String,
+        String,
+        String,
+        String,
+        Option<String>,
+    ) = (
+        r.get(0)?,
+        r.get(1)?,
+        r.get(3)?,
+        r.get(4)?,
+        r.get(5)?,
+        r.get(6)?,
+    );
+    let said = Said {
+        event_id: &event_id,
+        event_time: &event_time,
+        session_id: Some(&session_id),
+        sequence,
+        hero_id: &hero_id,
+        mission_id: mission_id.as_deref(),
+    };
+    let changes = expand(r.get_ref(7)?.as_str()?, &said);
     Ok(Change {
-        sequence: r.get(0)?,
-        event_id: r.get(1)?,
+        sequence,
         event_type: r.get(2)?,
-        event_time: r.get(3)?,
-        session_id: r.get(4)?,
-        hero_id: r.get(5)?,
-        mission_id: r.get(6)?,
         changes: RawValue::from_string(changes)
             .unwrap_or_else(|_| RawValue::from_string("[]".into()).expect("valid JSON")),
+        event_id,
+        event_time,
+        session_id,
+        hero_id,
+        mission_id,
     })
 }
 
