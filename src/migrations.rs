@@ -100,6 +100,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0019_slim_changes.sql"),
         false,
     ),
+    (
+        "0020_newest_first.sql",
+        include_str!("../migrations/0020_newest_first.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

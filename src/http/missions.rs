@@ -123,6 +123,14 @@ pub struct ToolUsesQuery {
     session_id: Option<String>,
     #[param(schema_with = tool_use_states)]
     status: Option<String>,
+    /// Only this kind of tool (`bash`, `file`, `search`, `web`, `subagent`, `mcp`, `input`,
+    /// `permission`, `other`).
+    kind: Option<String>,
+    /// Only this tool, by the name the agent gave it (`Bash`, `apply_patch`, ...).
+    tool: Option<String>,
+    /// Only tool uses opened before this sequence: the previous page's `nextBefore`.
+    #[param(minimum = 1)]
+    before: Option<i64>,
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
@@ -132,6 +140,10 @@ pub struct ToolUsesQuery {
 pub struct ToolUseList {
     #[schema(value_type = Vec<schemas::Row>)]
     tool_uses: Vec<ToolUse>,
+    /// Where the next (older) page starts: pass it as `before`. `null` when no older tool use
+    /// matches. A page may hold fewer than `limit` rows and still name one: a filter no index
+    /// serves reads at most 5,000 tool uses a page.
+    next_before: Option<i64>,
 }
 
 #[utoipa::path(
@@ -144,7 +156,7 @@ pub struct ToolUseList {
         (status = 400, description = "Invalid input; nothing was done.", body = schemas::ErrorBody)
     )
 )]
-/// `GET /tool-uses?missionId=&session=&status=`: in the order they started.
+/// `GET /tool-uses?missionId=&session=&status=&kind=&tool=&before=`: newest first.
 pub async fn list_tool_uses(
     State(state): State<AppState>,
     ApiQuery(query): ApiQuery<ToolUsesQuery>,
@@ -154,12 +166,21 @@ pub async fn list_tool_uses(
         status: check_state(query.status.as_deref())?,
         mission_id: query.mission_id,
         session_id: query.session_id,
+        kind: query.kind,
+        tool: query.tool,
     };
-    let tool_uses = state
+    let before = query.before;
+    if before.is_some_and(|b| b < 1) {
+        return Err(ApiError::invalid("before must be a sequence, 1 or more"));
+    }
+    let page = state
         .store
-        .read(move |conn| tool_uses::list(conn, &filter, limit))
+        .read(move |conn| tool_uses::newest(conn, &filter, before, limit))
         .await?;
-    Ok(Json(ToolUseList { tool_uses }))
+    Ok(Json(ToolUseList {
+        tool_uses: page.tool_uses,
+        next_before: page.next_before,
+    }))
 }
 
 fn mission_states() -> utoipa::openapi::schema::Object {

@@ -29,6 +29,14 @@ impl Where {
         self
     }
 
+    /// A term with one `?`, bound to the integer `value`.
+    pub fn bind_integer(mut self, term: &str, value: i64) -> Where {
+        self.values.push(Value::Integer(value));
+        let number = format!("?{}", self.values.len());
+        self.terms.push(term.replacen('?', &number, 1));
+        self
+    }
+
     /// A term of its own (with no value), such as `status = 'running'`, which a partial index
     /// on that condition serves.
     pub fn term(mut self, term: &str) -> Where {

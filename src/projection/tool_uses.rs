@@ -194,21 +194,114 @@ pub struct ToolUseFilter {
     pub mission_id: Option<String>,
     pub session_id: Option<String>,
     pub status: Option<ToolStatus>,
+    pub kind: Option<String>,
+    pub tool: Option<String>,
 }
 
-/// Tool uses in the order they started.
-pub fn list(
+/// The most tool uses a page of [`newest`] reads, newest first, to find its rows when a filter
+/// no index serves (a status other than `running`, a kind, a tool) is given.
+pub const SCAN_WINDOW: u32 = 5_000;
+
+/// A page of `GET /tool-uses`: newest first, and where the next page starts (`None`: no
+/// older tool use matches).
+#[derive(Debug)]
+pub struct Newest {
+    pub tool_uses: Vec<ToolUse>,
+    /// The `opened_sequence` to ask for tool uses before.
+    pub next_before: Option<i64>,
+}
+
+/// Up to `limit` tool uses that pass `filter` and opened before `before`, newest first. The
+/// session, the mission and `status = running` are found through their indexes, the rest by
+/// reading at most [`SCAN_WINDOW`] tool uses of that scope newest first: a page whose window
+/// ends before `limit` rows matched says where to go on (`next_before`), so no request reads
+/// the whole log, whatever the filter.
+pub fn newest(
     conn: &Connection,
     filter: &ToolUseFilter,
+    before: Option<i64>,
     limit: u32,
-) -> rusqlite::Result<Vec<ToolUse>> {
-    let filter = list_filter(filter);
-    conn.prepare_cached(&list_sql(&filter))?
-        .query_map(params_from_iter(filter.values(limit)), row)?
-        .collect()
+) -> rusqlite::Result<Newest> {
+    let running = filter.status == Some(ToolStatus::Running);
+    let mut scope = scope_filter(filter);
+    if let Some(before) = before {
+        scope = scope.bind_integer("opened_sequence < ?", before);
+    }
+    let from = match running {
+        // The running ones are few: sorted from their partial index, never found by reading
+        // the newest of every tool use.
+        true => "tool_uses INDEXED BY tool_uses_running",
+        false => "tool_uses",
+    };
+    let mut rest: Vec<(&str, String)> = Vec::new();
+    if let Some(status) = filter.status.filter(|_| !running) {
+        rest.push(("status", status.as_str().to_string()));
+    }
+    if let Some(kind) = &filter.kind {
+        rest.push(("kind", kind.clone()));
+    }
+    if let Some(tool) = &filter.tool {
+        rest.push(("tool", tool.clone()));
+    }
+    let select = format!("SELECT {COLUMNS} FROM {from}");
+    let order = "ORDER BY opened_sequence DESC";
+    if rest.is_empty() {
+        let tool_uses: Vec<ToolUse> = conn
+            .prepare_cached(&scope.sql(&select, order))?
+            .query_map(params_from_iter(scope.values(limit)), row)?
+            .collect::<rusqlite::Result<_>>()?;
+        let next_before = match tool_uses.len() == limit as usize {
+            true => tool_uses.last().map(|t| t.opened_sequence),
+            false => None,
+        };
+        return Ok(Newest {
+            tool_uses,
+            next_before,
+        });
+    }
+    let window = scope.sql(&select, order);
+    let counted = scope.sql(&format!("SELECT opened_sequence FROM {from}"), order);
+    let mut values = scope.values(SCAN_WINDOW);
+    let scope_values = values.clone();
+    let mut terms = Vec::new();
+    for (column, value) in rest {
+        values.push(rusqlite::types::Value::Text(value));
+        terms.push(format!("{column} = ?{}", values.len()));
+    }
+    values.push(rusqlite::types::Value::Integer(limit.into()));
+    let sql = format!(
+        "SELECT {COLUMNS} FROM ({window}) WHERE {} {order} LIMIT ?{}",
+        terms.join(" AND "),
+        values.len()
+    );
+    let tool_uses: Vec<ToolUse> = conn
+        .prepare_cached(&sql)?
+        .query_map(params_from_iter(values), row)?
+        .collect::<rusqlite::Result<_>>()?;
+    if tool_uses.len() == limit as usize {
+        let next_before = tool_uses.last().map(|t| t.opened_sequence);
+        return Ok(Newest {
+            tool_uses,
+            next_before,
+        });
+    }
+    // Fewer matched than asked for: the window either held every older tool use of the
+    // scope (the end) or stopped at its size (go on below its oldest).
+    let (read, oldest): (u32, Option<i64>) = conn
+        .prepare_cached(&format!(
+            "SELECT COUNT(*), MIN(opened_sequence) FROM ({counted})"
+        ))?
+        .query_row(params_from_iter(scope_values), |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    Ok(Newest {
+        tool_uses,
+        next_before: oldest.filter(|_| read == SCAN_WINDOW),
+    })
 }
 
-fn list_filter(filter: &ToolUseFilter) -> Where {
+/// The terms an index serves: the session, the mission, `status = running`.
+fn scope_filter(filter: &ToolUseFilter) -> Where {
     let mut terms = Where::default();
     if let Some(mission) = filter.mission_id.as_deref() {
         // A mission's tool uses are its session's from its opening on: found through
@@ -226,8 +319,30 @@ fn list_filter(filter: &ToolUseFilter) -> Where {
     }
     terms = terms.eq("session_id", filter.session_id.as_deref());
     match filter.status {
-        // What runs now is in `tool_uses_running`, a partial index on this very condition.
         Some(ToolStatus::Running) => terms.term("status = 'running'"),
+        _ => terms,
+    }
+}
+
+/// Tool uses in the order they started (a mission's, which `GET /missions/{id}` embeds).
+pub fn list(
+    conn: &Connection,
+    filter: &ToolUseFilter,
+    limit: u32,
+) -> rusqlite::Result<Vec<ToolUse>> {
+    let filter = list_filter(filter);
+    conn.prepare_cached(&list_sql(&filter))?
+        .query_map(params_from_iter(filter.values(limit)), row)?
+        .collect()
+}
+
+fn list_filter(filter: &ToolUseFilter) -> Where {
+    let terms = scope_filter(filter)
+        .eq("kind", filter.kind.as_deref())
+        .eq("tool", filter.tool.as_deref());
+    match filter.status {
+        // In the scope already: `tool_uses_running` is a partial index on that condition.
+        Some(ToolStatus::Running) => terms,
         status => terms.eq("status", status.map(ToolStatus::as_str)),
     }
 }
@@ -349,5 +464,72 @@ mod tests {
                 "{filter:?}: {plan}"
             );
         }
+    }
+
+    /// `newest`: a filter no index serves reads at most `SCAN_WINDOW` tool uses a page and
+    /// says where to go on; the running ones are found whatever their age; the unfiltered
+    /// list reads its order's index rather than sorting every tool use.
+    #[test]
+    fn the_newest_page_reads_a_bounded_window_and_says_where_to_go_on() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        let rows = 2 * SCAN_WINDOW as i64 + 500;
+        conn.execute(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?1)
+             INSERT INTO tool_uses (id, session_id, tool, kind, status, opened_sequence)
+             SELECT 'tool-' || i, 's' || (i % 7), 'Bash', 'bash',
+                    CASE WHEN i IN (3, 4) THEN 'failed' WHEN i = 2 THEN 'running'
+                         ELSE 'completed' END, i
+             FROM n",
+            [rows],
+        )
+        .unwrap();
+        let page = |filter: &ToolUseFilter, before| newest(&conn, filter, before, 10).unwrap();
+        let all = page(&ToolUseFilter::default(), None);
+        assert_eq!(all.tool_uses[0].opened_sequence, rows);
+        assert_eq!(all.next_before, Some(rows - 9));
+
+        // Two failures, both older than two windows: two empty pages that go on, then both.
+        let failed = ToolUseFilter {
+            status: Some(ToolStatus::Failed),
+            ..Default::default()
+        };
+        let mut before = None;
+        let mut pages = Vec::new();
+        loop {
+            let got = page(&failed, before);
+            pages.push(
+                got.tool_uses
+                    .iter()
+                    .map(|t| t.opened_sequence)
+                    .collect::<Vec<_>>(),
+            );
+            match got.next_before {
+                Some(next) => before = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(pages, [vec![], vec![], vec![4, 3]]);
+        // The one running tool, the second oldest, on the first page.
+        let running = ToolUseFilter {
+            status: Some(ToolStatus::Running),
+            ..Default::default()
+        };
+        let got = page(&running, None);
+        assert_eq!(got.tool_uses.len(), 1);
+        assert_eq!(
+            (got.tool_uses[0].opened_sequence, got.next_before),
+            (2, None)
+        );
+
+        let plan =
+            super::super::filter::plan(&conn, scope_filter(&ToolUseFilter::default()), |w| {
+                w.sql(
+                    &format!("SELECT {COLUMNS} FROM tool_uses"),
+                    "ORDER BY opened_sequence DESC",
+                )
+            });
+        assert!(plan.contains("tool_uses_by_order"), "{plan}");
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
     }
 }

@@ -223,8 +223,10 @@ async fn out_of_order_events_are_recorded_with_the_seeds_alerts() {
     // A hook event with no session at all.
     post(json!({"hook_event_name": "Stop"})).await;
 
+    // In the order they started (the list opens with the newest).
     let (_, tools) = app.get("/tool-uses?sessionId=late").await;
-    let tools = tools["toolUses"].as_array().unwrap();
+    let mut tools = tools["toolUses"].as_array().unwrap().clone();
+    tools.reverse();
     assert_eq!(tools.len(), 2);
     assert_eq!(
         (&tools[0]["toolUseId"], &tools[0]["status"]),
@@ -468,7 +470,8 @@ async fn review_findings_stay_fixed() {
         .iter()
         .map(|t| &t["status"])
         .collect();
-    assert_eq!(statuses, [&json!("completed"), &json!("requested")]);
+    // Newest first: the permission request, then the call.
+    assert_eq!(statuses, [&json!("requested"), &json!("completed")]);
 
     // A re-posted Stop is answered with the mission the first post completed, even though
     // the Stop also closed a child mission and interrupted tools.

@@ -149,10 +149,11 @@ async fn a_socket_is_hydrated_then_follows_a_claude_code_session_frame_by_frame(
     assert_eq!(frames[24]["missionId"], answers[18]["missionId"]);
     assert_eq!(frames[24]["state"], "completed");
     let (_, tool) = app
-        .get("/tool-uses?sessionId=8c2e4f1a-3b7d-4e9a-a5c6-1d2f3e4a5b6c&limit=1")
+        .get("/tool-uses?sessionId=8c2e4f1a-3b7d-4e9a-a5c6-1d2f3e4a5b6c&limit=1000")
         .await;
-    assert_eq!(frames[3]["toolUse"]["id"], tool["toolUses"][0]["id"]);
-    assert_eq!(frames[4]["toolUseId"], tool["toolUses"][0]["id"]);
+    let first = tool["toolUses"].as_array().unwrap().last().unwrap();
+    assert_eq!(frames[3]["toolUse"]["id"], first["id"]);
+    assert_eq!(frames[4]["toolUseId"], first["id"]);
     assert_eq!(frames[4]["ok"], true);
     assert_eq!(frames[21]["ok"], false);
     for frame in &frames {

@@ -241,3 +241,83 @@ async fn a_session_filter_is_session_on_every_route_and_an_empty_parameter_is_ab
         StatusCode::BAD_REQUEST
     );
 }
+
+/// Issue 43: `GET /tool-uses` opens with the newest tool uses, pages back with `before` and
+/// `nextBefore`, and filters by kind and tool as well as status and session.
+#[tokio::test]
+async fn tool_uses_open_with_the_newest_and_page_back_by_kind_tool_and_status() {
+    let app = spawn_app().await;
+    let mut calls = Vec::new();
+    for i in 0..9 {
+        let session = ["a", "b", "c"][i % 3];
+        let (tool, input) = match i % 3 {
+            0 => ("Bash", json!({"command": format!("cargo test {i}")})),
+            1 => ("Read", json!({"file_path": format!("/src/{i}.rs")})),
+            _ => ("Grep", json!({"pattern": format!("fn {i}")})),
+        };
+        let call = format!("call-{i}");
+        let pre = json!({"hook_event_name": "PreToolUse", "session_id": session,
+                         "tool_name": tool, "tool_use_id": call, "tool_input": input});
+        assert_eq!(app.post_hook("/event", &pre).await.0, StatusCode::OK);
+        if i % 2 == 0 {
+            let mut post = pre.clone();
+            post["hook_event_name"] = json!("PostToolUse");
+            post["tool_response"] = json!({"ok": true});
+            assert_eq!(app.post_hook("/event", &post).await.0, StatusCode::OK);
+        }
+        calls.push(call);
+    }
+    let ids = |page: &Value| -> Vec<String> {
+        page["toolUses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["toolUseId"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let newest_first: Vec<String> = calls.iter().rev().cloned().collect();
+    let (status, all) = app.get("/tool-uses").await;
+    assert_eq!(status, StatusCode::OK, "{all}");
+    assert_eq!(ids(&all), newest_first);
+    assert_eq!(all["nextBefore"], Value::Null, "nothing older");
+
+    // Page by page, four at a time: the same rows, each once.
+    let mut paged = Vec::new();
+    let mut next = String::new();
+    loop {
+        let (status, page) = app.get(&format!("/tool-uses?limit=4{next}")).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        paged.extend(ids(&page));
+        match page["nextBefore"].as_i64() {
+            Some(before) => next = format!("&before={before}"),
+            None => break,
+        }
+    }
+    assert_eq!(paged, newest_first);
+
+    let (_, bash) = app.get("/tool-uses?kind=bash").await;
+    assert_eq!(ids(&bash), ["call-6", "call-3", "call-0"]);
+    let (_, read) = app.get("/tool-uses?tool=Read&status=running").await;
+    assert_eq!(ids(&read), ["call-7", "call-1"]);
+    let (_, done) = app.get("/tool-uses?status=completed&session=c").await;
+    assert_eq!(ids(&done), ["call-8", "call-2"]);
+    let (_, running) = app.get("/tool-uses?status=running&limit=2").await;
+    assert_eq!(ids(&running), ["call-7", "call-5"]);
+    let before = running["nextBefore"].as_i64().expect("more run");
+    let (_, older) = app
+        .get(&format!("/tool-uses?status=running&before={before}"))
+        .await;
+    assert_eq!(ids(&older), ["call-3", "call-1"]);
+    let (_, none) = app.get("/tool-uses?tool=WebFetch").await;
+    assert_eq!(ids(&none), Vec::<String>::new());
+    assert_eq!(none["nextBefore"], Value::Null);
+    for bad in [
+        "/tool-uses?before=0",
+        "/tool-uses?before=x",
+        "/tool-uses?kind=bash&bogus=1",
+    ] {
+        let (status, body) = app.get(bad).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert_eq!(body["error"], "invalid_request", "{bad}: {body}");
+    }
+}

@@ -284,8 +284,8 @@ function saidIn(envelope) {
  * on, else the last thing it said (this page's stream, else its last turn's summary).
  */
 function doing(session, model, now) {
-  const tools = model.running.get(session.id) || [];
-  const tool = tools[tools.length - 1];
+  // The newest running tool: `/tool-uses` lists newest first.
+  const tool = (model.running.get(session.id) || [])[0];
   if (tool) {
     return h("p", { class: "doing tool" }, `▶ ${tool.tool || tool.kind}${tool.preview ? `: ${clip(tool.preview, 60)}` : ""} · `,
       h("span", {}, duration(now - Date.parse(tool.startedAt))));
