@@ -103,9 +103,15 @@ pub struct Page {
     /// The oldest sequence still retained: a cursor below `firstAvailableSequence - 1` means
     /// events in between were pruned.
     first_available_sequence: i64,
-    /// The cursor for the next page: the last sequence returned, or the one asked for.
+    /// The cursor for the next page: the last sequence returned, or the one asked for; for a
+    /// filter on type, source or origin alone that did not fill the page, how far it looked
+    /// (`headSequence` once it reached the head).
     next_after_sequence: i64,
 }
+
+/// The most events a page filtered by type, source or origin alone looks at (by sequence,
+/// after its cursor).
+pub const SCAN_WINDOW: i64 = 10_000;
 
 #[utoipa::path(
     get,
@@ -143,7 +149,15 @@ pub async fn list(
         Asked::Page { after } => after,
     };
     let limit = page_limit(query.limit)?;
-    let (events, bounds) = state
+    // A filter on the type, source or origin alone has no index: a page looks at no more than
+    // SCAN_WINDOW events after its cursor, and says how far it looked.
+    let through = match &scope {
+        Scope::Global(f) if f.session.is_none() && *f != Filter::default() => {
+            after.saturating_add(SCAN_WINDOW)
+        }
+        _ => i64::MAX,
+    };
+    let (page, bounds) = state
         .store
         .read(move |conn| {
             let tx = conn.unchecked_transaction()?;
@@ -151,13 +165,19 @@ pub async fn list(
                 events: limit,
                 bytes: PAGE_BYTES,
             };
-            let events = scope.page(&tx, after, budget)?.events;
+            let page = scope.page_through(&tx, after, through, budget)?;
             let bounds = Scope::Global(Filter::default()).bounds(&tx)?;
             tx.finish()?;
-            Ok((events, bounds))
+            Ok((page, bounds))
         })
         .await?;
-    let next = events.last().map_or(after, |e| e.sequence);
+    let events = page.events;
+    let next = match events.last() {
+        Some(last) if page.more => last.sequence,
+        // A window read whole: the next match is after it.
+        _ if through < i64::MAX => through.min(bounds.head_sequence).max(after),
+        last => last.map_or(after, |e| e.sequence),
+    };
     Ok(Json(Page {
         events: events.iter().map(|e| e.envelope_raw()).collect(),
         head_sequence: bounds.head_sequence,

@@ -109,14 +109,28 @@ impl Scope {
 
     /// The events after ordering number `after`, in order, up to `budget`. One short read.
     pub fn page(&self, conn: &Connection, after: i64, budget: Budget) -> rusqlite::Result<Page> {
+        self.page_through(conn, after, i64::MAX, budget)
+    }
+
+    /// [`Scope::page`] of the events up to sequence `through` only: a read of a global filter
+    /// no index serves (`type`, `source`, `origin`) that looks at no more than the events
+    /// between `after` and `through`, however few of them match.
+    pub fn page_through(
+        &self,
+        conn: &Connection,
+        after: i64,
+        through: i64,
+        budget: Budget,
+    ) -> rusqlite::Result<Page> {
         let limit = budget.events;
         match self {
             Scope::Session(id) => budget.take(
                 conn.prepare_cached(&format!(
                     "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ?1 AND session_sequence > ?2
+                       AND sequence <= ?4
                      ORDER BY session_sequence LIMIT ?3"
                 ))?
-                .query_map(params![id, after, limit], stored_event)?,
+                .query_map(params![id, after, limit, through], stored_event)?,
             ),
             // Narrowed to a session: walk that session's index entries, not the whole log
             // (within a session, session_sequence and sequence rise together).
@@ -124,19 +138,19 @@ impl Scope {
                 conn.prepare_cached(&format!(
                     "SELECT {EVENT_COLUMNS} FROM events WHERE session_id = ?1 AND sequence > ?2
                        AND (?3 IS NULL OR type = ?3) AND (?4 IS NULL OR source = ?4)
-                       AND (?6 IS NULL OR origin = ?6)
+                       AND (?6 IS NULL OR origin = ?6) AND sequence <= ?7
                      ORDER BY session_sequence LIMIT ?5"
                 ))?
-                .query_map(params![f.session, after, f.event_type, f.source, limit, f.origin], stored_event)?,
+                .query_map(params![f.session, after, f.event_type, f.source, limit, f.origin, through], stored_event)?,
             ),
             Scope::Global(f) => budget.take(
                 conn.prepare_cached(&format!(
-                    "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > ?1
+                    "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > ?1 AND sequence <= ?7
                        AND (?2 IS NULL OR session_id = ?2) AND (?3 IS NULL OR type = ?3)
                        AND (?4 IS NULL OR source = ?4) AND (?6 IS NULL OR origin = ?6)
                      ORDER BY sequence LIMIT ?5"
                 ))?
-                .query_map(params![after, f.session, f.event_type, f.source, limit, f.origin], stored_event)?,
+                .query_map(params![after, f.session, f.event_type, f.source, limit, f.origin, through], stored_event)?,
             ),
         }
     }

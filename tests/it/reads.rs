@@ -321,3 +321,50 @@ async fn tool_uses_open_with_the_newest_and_page_back_by_kind_tool_and_status() 
         assert_eq!(body["error"], "invalid_request", "{bad}: {body}");
     }
 }
+
+/// Issue 43: a page of `/events` filtered by type, source or origin alone (no index serves
+/// them) looks at no more than 10,000 events after its cursor: a filter that matches nothing
+/// answers without reading the whole log, with a cursor that says how far it looked, and
+/// following the cursors finds every match once, in order.
+#[tokio::test]
+async fn a_filtered_event_page_reads_a_bounded_window_and_says_how_far_it_looked() {
+    let app = spawn_app().await;
+    for _ in 0..12 {
+        app.post_session_events("busy", 1000).await;
+    }
+    let rare = json!({"type": "Rare", "sessionId": "quiet", "payload": {}});
+    let (status, answer) = app.post_json(&rare).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let (_, first) = app.get("/events?type=Rare").await;
+    assert_eq!(first["events"], json!([]), "not in the first 10,000");
+    assert_eq!(first["nextAfterSequence"], 10_000);
+    assert_eq!(first["headSequence"], 12_001);
+    let (_, second) = app.get("/events?type=Rare&after_sequence=10000").await;
+    assert_eq!(second["events"][0]["type"], "Rare");
+    assert_eq!(second["events"].as_array().unwrap().len(), 1);
+    assert_eq!(second["nextAfterSequence"], 12_001, "{second}");
+
+    // Nothing matches: two windows to the head, each an empty page.
+    let mut after = 0;
+    let mut pages = 0;
+    loop {
+        let (status, page) = app
+            .get(&format!("/events?source=nowhere&after_sequence={after}"))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert_eq!(page["events"], json!([]));
+        pages += 1;
+        let next = page["nextAfterSequence"].as_i64().unwrap();
+        assert!(next > after, "{page}");
+        after = next;
+        if next == page["headSequence"].as_i64().unwrap() {
+            break;
+        }
+    }
+    assert_eq!((pages, after), (2, 12_001));
+    // A full page still ends at its last event; a session filter reads its index as before.
+    let (_, full) = app.get("/events?type=PostToolUse&limit=5").await;
+    assert_eq!(full["nextAfterSequence"], 5);
+    let (_, session) = app.get("/events?session=quiet").await;
+    assert_eq!(session["nextAfterSequence"], 12_001);
+}
