@@ -80,6 +80,13 @@ const VIEW: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.f
      s.last_event_time, s.last_sequence
      FROM heroes h JOIN sessions s ON s.id = h.session_id";
 
+/// [`VIEW`] reading every session rather than walking `sessions_by_activity`: for a filter on
+/// the hero's state, which few heroes match.
+const VIEW_FILTERED: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
+     h.state, h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
+     s.last_event_time, s.last_sequence
+     FROM heroes h JOIN sessions s NOT INDEXED ON s.id = h.session_id";
+
 fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
     Ok(Hero {
         id: r.get(0)?,
@@ -124,8 +131,14 @@ pub fn list(
     state: Option<HeroState>,
     limit: u32,
 ) -> rusqlite::Result<Vec<HeroView>> {
+    let Some(state) = state else {
+        return conn
+            .prepare_cached(&format!("{VIEW} ORDER BY s.last_sequence DESC LIMIT ?1"))?
+            .query_map([limit], view)?
+            .collect();
+    };
     conn.prepare_cached(&format!(
-        "{VIEW} WHERE (?1 IS NULL OR h.state = ?1) ORDER BY s.last_sequence DESC LIMIT ?2"
+        "{VIEW_FILTERED} WHERE h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2"
     ))?
     .query_map(params![state, limit], view)?
     .collect()
@@ -134,7 +147,7 @@ pub fn list(
 /// The heroes whose session has not ended, by most recent activity.
 pub fn live(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<HeroView>> {
     conn.prepare_cached(&format!(
-        "{VIEW} WHERE h.state <> ?2 ORDER BY s.last_sequence DESC LIMIT ?1"
+        "{VIEW_FILTERED} WHERE h.state <> ?2 ORDER BY s.last_sequence DESC LIMIT ?1"
     ))?
     .query_map(params![limit, HeroState::Ended], view)?
     .collect()

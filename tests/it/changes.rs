@@ -310,6 +310,7 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
                                              WHERE s.sequence = agent_changes.sequence);
          DROP VIEW changes_sent;
          DROP INDEX tool_uses_by_order;
+         DROP INDEX sessions_by_activity;
          PRAGMA user_version = 18;",
     )
     .unwrap();

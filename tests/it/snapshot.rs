@@ -191,8 +191,9 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
     for view in views {
         conn.execute_batch(&format!("DROP VIEW {view}")).unwrap();
     }
-    // Nor the index of 0020.
-    conn.execute_batch("DROP INDEX tool_uses_by_order").unwrap();
+    // Nor the indexes of 0020.
+    conn.execute_batch("DROP INDEX tool_uses_by_order; DROP INDEX sessions_by_activity")
+        .unwrap();
     drop(conn);
     std::fs::remove_file(&cut).unwrap();
     assert!(!snapshot::path_of(&db).exists());

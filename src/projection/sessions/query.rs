@@ -41,10 +41,20 @@ pub struct ListFilter<'a> {
     pub origin: Option<&'a str>,
 }
 
-/// Sessions by most recent activity, filtered.
+/// Sessions by most recent activity, filtered. Unfiltered, the newest are read from
+/// `sessions_by_activity`; a filter reads every session (few match, and walking that index
+/// newest first would look up every session that does not, one by one).
 pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Result<Vec<Session>> {
+    let filtered = filter.state.is_some()
+        || filter.source.is_some()
+        || filter.source_app.is_some()
+        || filter.origin.is_some();
+    let sessions = match filtered {
+        true => "sessions s NOT INDEXED",
+        false => "sessions s",
+    };
     conn.prepare_cached(&format!(
-        "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
+        "SELECT {RECORD_COLUMNS}, h.id FROM {sessions} LEFT JOIN heroes h ON h.session_id = s.id
          WHERE (?1 IS NULL OR s.state = ?1) AND (?2 IS NULL OR s.source = ?2)
            AND (?3 IS NULL OR s.source_app = ?3) AND (?5 IS NULL OR s.origin = ?5)
          ORDER BY s.last_sequence DESC LIMIT ?4"
