@@ -60,55 +60,48 @@ const PREFIXES: [&[u8]; 3] = [b"", b"tool-", b"mission-"];
 pub fn compact(changes: &str, said: &Said<'_>) -> String {
     let text = Text::of(said);
     let sequence = said.sequence.to_string();
-    let bytes = changes.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut value = false;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'"' {
-            let end = string_end(bytes, i);
-            let token = &bytes[i..end];
-            match value
-                .then(|| text.marker(&token[1..token.len() - 1]))
-                .flatten()
-            {
-                Some(marker) => out.extend_from_slice(&marker),
-                None => out.extend_from_slice(token),
-            }
-            i = end;
-            value = false;
-            continue;
+    rewrite_values(changes, |at| match at[0] {
+        b'"' => {
+            let end = string_end(at, 0);
+            text.marker(&at[1..end - 1]).map(|marker| (end, marker))
         }
-        if value && (b == b'-' || b.is_ascii_digit()) {
-            let end = number_end(bytes, i);
-            match &bytes[i..end] == sequence.as_bytes() {
-                true => out.extend_from_slice(br#"{"s":0}"#),
-                false => out.extend_from_slice(&bytes[i..end]),
-            }
-            i = end;
-            value = false;
-            continue;
+        b'-' | b'0'..=b'9' => {
+            let end = number_end(at, 0);
+            (&at[..end] == sequence.as_bytes()).then(|| (end, br#"{"s":0}"#.to_vec()))
         }
-        out.push(b);
-        if !b.is_ascii_whitespace() {
-            value = b == b':';
-        }
-        i += 1;
-    }
-    String::from_utf8(out).expect("markers and copied UTF-8 are UTF-8")
+        _ => None,
+    })
 }
 
 /// Stored deltas with their markers replaced by the values `said` gives: the text `compact`
 /// was given.
 pub fn expand(stored: &str, said: &Said<'_>) -> String {
     let text = Text::of(said);
-    let bytes = stored.as_bytes();
+    rewrite_values(stored, |at| match at[0] {
+        b'{' => text.expand(at, said.sequence),
+        _ => None,
+    })
+}
+
+/// `json` with the value at each value position (after a `:`) that `replace` answers for
+/// replaced: `replace` gets the text from there on, and gives how many bytes it replaces and
+/// with what. Everything else, strings whole, is copied.
+fn rewrite_values(
+    json: &str,
+    mut replace: impl FnMut(&[u8]) -> Option<(usize, Vec<u8>)>,
+) -> String {
+    let bytes = json.as_bytes();
     let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 2);
     let mut value = false;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
+        if value && let Some((len, replacement)) = replace(&bytes[i..]) {
+            out.extend_from_slice(&replacement);
+            i += len;
+            value = false;
+            continue;
+        }
         if b == b'"' {
             let end = string_end(bytes, i);
             out.extend_from_slice(&bytes[i..end]);
@@ -116,22 +109,13 @@ pub fn expand(stored: &str, said: &Said<'_>) -> String {
             value = false;
             continue;
         }
-        if value
-            && b == b'{'
-            && let Some((len, expanded)) = text.expand(&bytes[i..], said.sequence)
-        {
-            out.extend_from_slice(&expanded);
-            i += len;
-            value = false;
-            continue;
-        }
         out.push(b);
         if !b.is_ascii_whitespace() {
             value = b == b':';
         }
         i += 1;
     }
-    String::from_utf8(out).expect("values and copied UTF-8 are UTF-8")
+    String::from_utf8(out).expect("values, markers and copied UTF-8 are UTF-8")
 }
 
 /// The said values as they stand between quotes in JSON text.
