@@ -274,7 +274,10 @@ pub fn newest(
         terms.join(" AND "),
         values.len()
     );
-    let tool_uses: Vec<ToolUse> = conn
+    // The page and the window's extent from one snapshot: a commit between them would move
+    // the window under the page.
+    let tx = conn.unchecked_transaction()?;
+    let tool_uses: Vec<ToolUse> = tx
         .prepare_cached(&sql)?
         .query_map(params_from_iter(values), row)?
         .collect::<rusqlite::Result<_>>()?;
@@ -287,7 +290,7 @@ pub fn newest(
     }
     // Fewer matched than asked for: the window either held every older tool use of the
     // scope (the end) or stopped at its size (go on below its oldest).
-    let (read, oldest): (u32, Option<i64>) = conn
+    let (read, oldest): (u32, Option<i64>) = tx
         .prepare_cached(&format!(
             "SELECT COUNT(*), MIN(opened_sequence) FROM ({counted})"
         ))?
