@@ -9,6 +9,7 @@ pub mod forwarder;
 pub mod ingest;
 pub mod nats;
 pub mod rebuild;
+pub mod scale;
 pub mod search;
 pub mod sessions;
 pub mod stages;
@@ -34,6 +35,10 @@ pub enum BenchCommand {
     Nats(nats::NatsArgs),
     /// How fast `hooklog rebuild` re-derives the projections of a mixed workload.
     Rebuild(rebuild::RebuildArgs),
+    /// A log grown in steps (1,000,000 and 5,000,000 hook events by default): at each, every
+    /// list route's first page cold and warm, backup speed, `rebuild --check`'s time and peak
+    /// memory, and the bytes on disk per event.
+    Scale(scale::ScaleArgs),
     /// Full-text search: query latency on a large log of hook sessions through `GET /search`,
     /// hook ingest with and without the index, and the index's share of the database.
     Search(search::SearchBenchArgs),
@@ -53,6 +58,7 @@ impl BenchCommand {
             BenchCommand::Rebuild(args) => args.run(),
             BenchCommand::Nats(args) => args.run(),
             BenchCommand::Search(args) => args.run(),
+            BenchCommand::Scale(args) => args.run(),
             BenchCommand::Hook(args) => args.run(),
             BenchCommand::Calibrate(args) => args.run(),
             BenchCommand::NullServer(args) => args.run(),

@@ -379,33 +379,87 @@ pub struct Select {
     pub before: Option<i64>,
 }
 
-/// Requests, newest first, at most `limit`.
+/// Requests, newest first, at most `limit`. Pending ones are read through their partial index
+/// and one session's through its own, so neither walks every request ever made; a list of
+/// another state walks the requests newest first until its page is full.
 pub fn list(
     conn: &Connection,
     select: &Select,
     limit: u32,
 ) -> rusqlite::Result<Vec<PermissionRequest>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM permission_requests
-         WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR session_id = ?2)
-           AND sequence < ?3
+    conn.prepare_cached(&list_sql(select))?
+        .query_map(
+            params![
+                select.state,
+                select.session,
+                select.before.unwrap_or(i64::MAX),
+                limit
+            ],
+            row,
+        )?
+        .collect()
+}
+
+/// The statement [`list`] runs for `select`.
+fn list_sql(select: &Select) -> String {
+    let (from, state) = match (select.state, &select.session) {
+        // The partial index's own condition, written as it is, so the planner can take it.
+        (Some(RequestState::Pending), _) => (
+            "permission_requests INDEXED BY permission_requests_pending",
+            "state = 'pending'",
+        ),
+        (_, Some(_)) => (
+            "permission_requests INDEXED BY permission_requests_session",
+            "(?1 IS NULL OR state = ?1)",
+        ),
+        (_, None) => ("permission_requests", "(?1 IS NULL OR state = ?1)"),
+    };
+    format!(
+        "SELECT {COLUMNS} FROM {from}
+         WHERE {state} AND (?2 IS NULL OR session_id = ?2) AND sequence < ?3
          ORDER BY sequence DESC LIMIT ?4"
-    ))?
-    .query_map(
-        params![
-            select.state,
-            select.session,
-            select.before.unwrap_or(i64::MAX),
-            limit
-        ],
-        row,
-    )?
-    .collect()
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The pending list and a session's list read their indexes, not every request.
+    #[test]
+    fn the_list_reads_the_pending_and_session_indexes() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        let plan = |select: &Select| -> String {
+            let mut statement = conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {}", list_sql(select)))
+                .unwrap();
+            let steps = statement
+                .query_map(params![select.state, select.session, i64::MAX, 10], |r| {
+                    r.get::<_, String>(3)
+                })
+                .unwrap();
+            steps.map(Result::unwrap).collect::<Vec<_>>().join("; ")
+        };
+        let pending = Select {
+            state: Some(RequestState::Pending),
+            session: None,
+            before: None,
+        };
+        assert!(plan(&pending).contains("permission_requests_pending"));
+        let session = Select {
+            state: Some(RequestState::Denied),
+            session: Some("s".into()),
+            before: None,
+        };
+        assert!(plan(&session).contains("permission_requests_session"));
+        let denied = Select {
+            state: Some(RequestState::Denied),
+            session: None,
+            before: None,
+        };
+        assert!(plan(&denied).contains("INTEGER PRIMARY KEY"));
+    }
 
     /// A hook event looks for its session's pending requests through the partial index only,
     /// never through every request the session made.

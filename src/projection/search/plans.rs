@@ -168,16 +168,27 @@ pub(super) fn in_session(conn: &Connection, query: &Query) -> rusqlite::Result<P
     Ok(paged(run(conn, &sql, query, bounds, hit_row)?, limit))
 }
 
-/// Best match first: every match scored (bm25), then newest first among equals.
-/// The page is sorted after every match is scored, so its events and snippets are read after,
-/// for the page's hits alone.
+/// How many of the newest matches `order=rank` scores: bm25 is computed for each match before
+/// the best can be known, so a common word on a large log would be scored a million times a
+/// page (150 ms for 480,000 matches at 1,000,000 events); its newest 10,000 take about 10 ms
+/// whatever the log's size.
+pub const RANK_WINDOW: i64 = 10_000;
+
+/// Best match first among the newest [`RANK_WINDOW`] matches of the expression (filters apply
+/// within them): each scored (bm25), then newest first among equals. The page is sorted after
+/// every one is scored, so its events and snippets are read after, for the page's hits alone.
 pub(super) fn ranked(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
     let limit = query.limit as usize;
     let mut sql = String::from("SELECT search.rowid, search.rank FROM search");
     if filtered(query) {
         sql.push_str(" JOIN events e ON e.sequence = search.rowid");
     }
-    sql.push_str(" WHERE search MATCH ?1");
+    // The window's oldest match: FTS5 walks a term's matches by rowid without scoring them.
+    sql.push_str(&format!(
+        " WHERE search MATCH ?1 AND search.rowid >= COALESCE((SELECT rowid FROM search
+            WHERE search MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET {}), 0)",
+        RANK_WINDOW - 1
+    ));
     sql.push_str(&filters(query));
     let (rank, below) = match query.cursor {
         Some(Cursor::After(rank, sequence)) => {

@@ -216,3 +216,16 @@ fn snippets_become_parts() {
         ]
     );
 }
+
+#[test]
+fn by_rank_only_the_newest_window_of_matches_is_scored_and_paged() {
+    let n = super::plans::RANK_WINDOW + 3;
+    let conn = log(n);
+    let mut q = query("needle");
+    q.order = Order::Rank;
+    q.limit = 1000;
+    let mut found = pages(&conn, q).concat();
+    found.sort_unstable();
+    // The three oldest matches are outside the window; every newer one is on some page once.
+    assert_eq!(found, (4..=n).collect::<Vec<_>>());
+}
