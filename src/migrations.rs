@@ -105,6 +105,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0020_newest_first.sql"),
         false,
     ),
+    (
+        "0021_live_rows.sql",
+        include_str!("../migrations/0021_live_rows.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -150,25 +150,28 @@ pub async fn list(
     };
     let limit = page_limit(query.limit)?;
     // A filter on the type, source or origin alone has no index: a page looks at no more than
-    // SCAN_WINDOW events after its cursor, and says how far it looked.
-    let through = match &scope {
-        Scope::Global(f) if f.session.is_none() && *f != Filter::default() => {
-            after.saturating_add(SCAN_WINDOW)
-        }
-        _ => i64::MAX,
-    };
-    let (page, bounds) = state
+    // SCAN_WINDOW events after its cursor (or after the pruned ones, for a cursor below them),
+    // and says how far it looked.
+    let windowed =
+        matches!(&scope, Scope::Global(f) if f.session.is_none() && *f != Filter::default());
+    let (page, bounds, through) = state
         .store
         .read(move |conn| {
             let tx = conn.unchecked_transaction()?;
+            let bounds = Scope::Global(Filter::default()).bounds(&tx)?;
+            let through = match windowed {
+                true => after
+                    .max(bounds.first_available_sequence - 1)
+                    .saturating_add(SCAN_WINDOW),
+                false => i64::MAX,
+            };
             let budget = Budget {
                 events: limit,
                 bytes: PAGE_BYTES,
             };
             let page = scope.page_through(&tx, after, through, budget)?;
-            let bounds = Scope::Global(Filter::default()).bounds(&tx)?;
             tx.finish()?;
-            Ok((page, bounds))
+            Ok((page, bounds, through))
         })
         .await?;
     let events = page.events;

@@ -39,7 +39,7 @@ pub struct ListQuery {
     /// Only this session's requests.
     #[serde(alias = "sessionId")]
     session: Option<String>,
-    /// Only requests opened before this sequence (the next page: the last row's `sequence`).
+    /// Only requests opened before this sequence: the previous page's `nextBefore`.
     #[param(minimum = 1)]
     before: Option<i64>,
     #[param(minimum = 1, maximum = 1000)]
@@ -50,6 +50,10 @@ pub struct ListQuery {
 #[serde(rename_all = "camelCase")]
 pub struct RequestList {
     permission_requests: Vec<PermissionRequest>,
+    /// Where the next (older) page starts: pass it as `before`; `null` when no older request
+    /// matches. A page of a state other than `pending`, without a session, reads at most 5,000
+    /// requests, so it may hold fewer than `limit` and still name one.
+    next_before: Option<i64>,
 }
 
 #[utoipa::path(
@@ -76,12 +80,13 @@ pub async fn list(
         session: query.session,
         before: query.before,
     };
-    let permission_requests = state
+    let page = state
         .store
         .read(move |conn| permissions::list(conn, &select, limit))
         .await?;
     Ok(Json(RequestList {
-        permission_requests,
+        permission_requests: page.permission_requests,
+        next_before: page.next_before,
     }))
 }
 

@@ -39,14 +39,23 @@ pub struct SessionsQuery {
     source_app: Option<String>,
     /// The hooklog that stored the session's first event.
     origin: Option<String>,
+    /// Only sessions whose last event is before this sequence: the previous page's
+    /// `nextBefore`.
+    #[param(minimum = 1)]
+    before: Option<i64>,
     #[param(minimum = 1, maximum = 1000)]
     limit: Option<u32>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct SessionList {
     #[schema(value_type = Vec<schemas::Row>)]
     sessions: Vec<Session>,
+    /// Where the next (less recently active) page starts: pass it as `before`. `null` when no
+    /// older session matches. A page filtered by anything but a live state reads at most
+    /// 5,000 sessions, so it may hold fewer than `limit` and still name one.
+    next_before: Option<i64>,
 }
 
 #[utoipa::path(
@@ -66,7 +75,10 @@ pub async fn list(
 ) -> Result<Json<SessionList>, ApiError> {
     let limit = page_limit_or(query.limit, DEFAULT_ROWS)?;
     let wanted = check_state::<SessionState>(query.state.as_deref())?;
-    let sessions = state
+    if query.before.is_some_and(|b| b < 1) {
+        return Err(ApiError::invalid("before must be a sequence, 1 or more"));
+    }
+    let page = state
         .store
         .read(move |conn| {
             let filter = sessions::ListFilter {
@@ -74,11 +86,15 @@ pub async fn list(
                 source: query.source.as_deref(),
                 source_app: query.source_app.as_deref(),
                 origin: query.origin.as_deref(),
+                before: query.before,
             };
             sessions::list(conn, &filter, limit)
         })
         .await?;
-    Ok(Json(SessionList { sessions }))
+    Ok(Json(SessionList {
+        sessions: page.sessions,
+        next_before: page.next_before,
+    }))
 }
 
 #[utoipa::path(

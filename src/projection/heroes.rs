@@ -80,12 +80,14 @@ const VIEW: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.f
      s.last_event_time, s.last_sequence
      FROM heroes h JOIN sessions s ON s.id = h.session_id";
 
-/// [`VIEW`] reading every session rather than walking `sessions_by_activity`: for a filter on
-/// the hero's state, which few heroes match.
-const VIEW_FILTERED: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
+/// [`VIEW`] from the heroes not ended (`heroes_live`, a few hundred however long the log),
+/// each joined to its session and sorted, rather than walking every session by activity to
+/// find them.
+const VIEW_LIVE: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
      h.state, h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
      s.last_event_time, s.last_sequence
-     FROM heroes h JOIN sessions s NOT INDEXED ON s.id = h.session_id";
+     FROM heroes h INDEXED BY heroes_live CROSS JOIN sessions s ON s.id = h.session_id
+     WHERE h.state <> 'ended'";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
     Ok(Hero {
@@ -125,31 +127,33 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<HeroView>> {
         .optional()
 }
 
-/// Heroes by most recent activity, optionally in one state.
+/// Heroes by most recent activity, optionally in one state: a live one's from `heroes_live`,
+/// the ended ones by walking the sessions by activity (most heroes have ended).
 pub fn list(
     conn: &Connection,
     state: Option<HeroState>,
     limit: u32,
 ) -> rusqlite::Result<Vec<HeroView>> {
-    let Some(state) = state else {
-        return conn
-            .prepare_cached(&format!("{VIEW} ORDER BY s.last_sequence DESC LIMIT ?1"))?
-            .query_map([limit], view)?
-            .collect();
+    let sql = match state {
+        None => format!("{VIEW} WHERE ?1 IS NULL ORDER BY s.last_sequence DESC LIMIT ?2"),
+        Some(HeroState::Ended) => {
+            format!("{VIEW} WHERE h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2")
+        }
+        Some(_) => {
+            format!("{VIEW_LIVE} AND h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2")
+        }
     };
-    conn.prepare_cached(&format!(
-        "{VIEW_FILTERED} WHERE h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2"
-    ))?
-    .query_map(params![state, limit], view)?
-    .collect()
+    conn.prepare_cached(&sql)?
+        .query_map(params![state, limit], view)?
+        .collect()
 }
 
 /// The heroes whose session has not ended, by most recent activity.
 pub fn live(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<HeroView>> {
     conn.prepare_cached(&format!(
-        "{VIEW_FILTERED} WHERE h.state <> ?2 ORDER BY s.last_sequence DESC LIMIT ?1"
+        "{VIEW_LIVE} ORDER BY s.last_sequence DESC LIMIT ?1"
     ))?
-    .query_map(params![limit, HeroState::Ended], view)?
+    .query_map(params![limit], view)?
     .collect()
 }
 

@@ -379,29 +379,81 @@ pub struct Select {
     pub before: Option<i64>,
 }
 
-/// Requests, newest first, at most `limit`. Pending ones are read through their partial index
-/// and one session's through its own, so neither walks every request ever made; a list of
-/// another state walks the requests newest first until its page is full.
-pub fn list(
-    conn: &Connection,
-    select: &Select,
-    limit: u32,
-) -> rusqlite::Result<Vec<PermissionRequest>> {
-    conn.prepare_cached(&list_sql(select))?
-        .query_map(
-            params![
-                select.state,
-                select.session,
-                select.before.unwrap_or(i64::MAX),
-                limit
-            ],
-            row,
-        )?
-        .collect()
+/// A page of [`list`].
+#[derive(Debug)]
+pub struct Requests {
+    pub permission_requests: Vec<PermissionRequest>,
+    /// The sequence to ask for requests before; `None` when no older one can match.
+    pub next_before: Option<i64>,
+}
+
+/// The most requests a page of a state no index serves (anything but `pending`, without a
+/// session) reads, newest first.
+pub const SCAN_WINDOW: u32 = 5_000;
+
+/// Requests opened before `select.before`, newest first, at most `limit`. Pending ones are read
+/// through their partial index and one session's through its own; a list of another state
+/// reads at most [`SCAN_WINDOW`] requests, and a page that window ended before it was full
+/// says where to go on (`next_before`), so no page reads every request ever made.
+pub fn list(conn: &Connection, select: &Select, limit: u32) -> rusqlite::Result<Requests> {
+    let windowed =
+        select.state.is_some_and(|s| s != RequestState::Pending) && select.session.is_none();
+    let before = select.before.unwrap_or(i64::MAX);
+    let page = |conn: &Connection| -> rusqlite::Result<Vec<PermissionRequest>> {
+        conn.prepare_cached(&list_sql(select, windowed))?
+            .query_map(params![select.state, select.session, before, limit], row)?
+            .collect()
+    };
+    if !windowed {
+        let permission_requests = page(conn)?;
+        let next_before = match permission_requests.len() == limit as usize {
+            true => permission_requests.last().map(|r| r.sequence),
+            false => None,
+        };
+        return Ok(Requests {
+            permission_requests,
+            next_before,
+        });
+    }
+    // The page and the window's extent from one snapshot.
+    let tx = conn.unchecked_transaction()?;
+    let permission_requests = page(&tx)?;
+    let next_before = match permission_requests.len() == limit as usize {
+        true => permission_requests.last().map(|r| r.sequence),
+        false => {
+            // Fewer than asked for: the window held every older request (the end), or it
+            // stopped at its size (go on below its oldest).
+            let (read, oldest): (u32, Option<i64>) = tx
+                .prepare_cached(
+                    "SELECT COUNT(*), MIN(sequence) FROM (SELECT sequence FROM permission_requests
+                     WHERE sequence < ?1 ORDER BY sequence DESC LIMIT ?2)",
+                )?
+                .query_row(params![before, SCAN_WINDOW], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            oldest.filter(|_| read == SCAN_WINDOW)
+        }
+    };
+    tx.finish()?;
+    Ok(Requests {
+        permission_requests,
+        next_before,
+    })
 }
 
 /// The statement [`list`] runs for `select`.
-fn list_sql(select: &Select) -> String {
+fn list_sql(select: &Select, windowed: bool) -> String {
+    if windowed {
+        return format!(
+            "SELECT {COLUMNS} FROM (SELECT * FROM permission_requests
+                 WHERE sequence < ?3 ORDER BY sequence DESC LIMIT {SCAN_WINDOW}) permission_requests
+             WHERE state = ?1 AND ?2 IS NULL ORDER BY sequence DESC LIMIT ?4"
+        );
+    }
+    // Each indexed column is written `column = ?n`, which the planner can search by; in
+    // `(?n IS NULL OR column = ?n)` it could only scan.
+    let session = match select.session {
+        Some(_) => "session_id = ?2",
+        None => "?2 IS NULL",
+    };
     let (from, state) = match (select.state, &select.session) {
         // The partial index's own condition, written as it is, so the planner can take it.
         (Some(RequestState::Pending), _) => (
@@ -416,7 +468,7 @@ fn list_sql(select: &Select) -> String {
     };
     format!(
         "SELECT {COLUMNS} FROM {from}
-         WHERE {state} AND (?2 IS NULL OR session_id = ?2) AND sequence < ?3
+         WHERE {state} AND {session} AND sequence < ?3
          ORDER BY sequence DESC LIMIT ?4"
     )
 }
@@ -432,7 +484,7 @@ mod tests {
         crate::migrations::create(&conn).unwrap();
         let plan = |select: &Select| -> String {
             let mut statement = conn
-                .prepare(&format!("EXPLAIN QUERY PLAN {}", list_sql(select)))
+                .prepare(&format!("EXPLAIN QUERY PLAN {}", list_sql(select, false)))
                 .unwrap();
             let steps = statement
                 .query_map(params![select.state, select.session, i64::MAX, 10], |r| {
@@ -452,13 +504,21 @@ mod tests {
             session: Some("s".into()),
             before: None,
         };
-        assert!(plan(&session).contains("permission_requests_session"));
+        assert!(
+            plan(&session).contains(
+                "SEARCH permission_requests USING INDEX permission_requests_session (session_id=?"
+            ),
+            "{}",
+            plan(&session)
+        );
+        let all = Select::default();
+        assert!(plan(&all).contains("INTEGER PRIMARY KEY"));
         let denied = Select {
             state: Some(RequestState::Denied),
-            session: None,
-            before: None,
+            ..Select::default()
         };
-        assert!(plan(&denied).contains("INTEGER PRIMARY KEY"));
+        let page = list(&conn, &denied, 10).unwrap();
+        assert!(page.permission_requests.is_empty() && page.next_before.is_none());
     }
 
     /// A hook event looks for its session's pending requests through the partial index only,

@@ -569,3 +569,63 @@ async fn a_request_another_hooklog_stored_is_shown_but_decided_only_where_its_ho
     let (_, decided) = post(&app.url, "/permission-response", &allow).await;
     assert_eq!(decided["resolved"], true, "{decided}");
 }
+
+/// A list of a state no index serves (here `expired`) reads at most 5,000 requests a page:
+/// with the one expired request older than that, the first page is empty and names where to
+/// go on, and the next page finds it and ends the list.
+#[tokio::test]
+async fn a_page_of_a_rare_state_reads_a_bounded_window_and_says_where_to_go_on() {
+    let app = common::spawn_app().await;
+    let first = app
+        .post_hook_ok(request_body("r0", "Bash", "rm -rf old"))
+        .await;
+    let id = first["requestId"].as_str().unwrap().to_string();
+    let (status, expired) = app
+        .post_raw(
+            &format!("/permission-requests/{id}/expire"),
+            "application/json",
+            b"{}".to_vec(),
+        )
+        .await;
+    assert_eq!((status.as_u16(), &expired["resolved"]), (200, &json!(true)));
+    // 5,000 newer requests, left pending, over 100 sessions.
+    for batch in 0..5 {
+        let lines: Vec<Value> = (0..1000)
+            .map(|i| {
+                let n = batch * 1000 + i;
+                json!({"type": "PermissionRequest", "sessionId": format!("r{}", n % 100 + 1),
+                    "source": "hook", "payload": {"tool_name": "Bash",
+                    "tool_input": {"command": format!("make {n}")}}})
+            })
+            .collect();
+        let (status, answer) = app.post_ndjson(&lines).await;
+        assert_eq!(status.as_u16(), 200, "{answer}");
+    }
+    let requests: i64 = app
+        .db()
+        .query_row("SELECT COUNT(*) FROM permission_requests", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(requests, 5001);
+
+    let (_, page) = app.get("/permission-requests?state=expired").await;
+    assert_eq!(page["permissionRequests"], json!([]), "{page}");
+    let next = page["nextBefore"]
+        .as_i64()
+        .expect("a cursor past the window");
+    let (_, page) = app
+        .get(&format!("/permission-requests?state=expired&before={next}"))
+        .await;
+    assert_eq!(page["permissionRequests"][0]["requestId"], id.as_str());
+    assert_eq!(page["permissionRequests"].as_array().unwrap().len(), 1);
+    assert_eq!(page["nextBefore"], Value::Null, "{page}");
+    // An indexed list ends at a full page's last row, or with null.
+    let (_, pending) = app.get("/permission-requests?state=pending&limit=10").await;
+    assert_eq!(pending["permissionRequests"].as_array().unwrap().len(), 10);
+    assert_eq!(
+        pending["nextBefore"],
+        pending["permissionRequests"][9]["sequence"]
+    );
+    let (_, one) = app.get("/permission-requests?session=r0").await;
+    assert_eq!(one["permissionRequests"][0]["state"], "expired");
+    assert_eq!(one["nextBefore"], Value::Null);
+}

@@ -311,6 +311,8 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
          DROP VIEW changes_sent;
          DROP INDEX tool_uses_by_order;
          DROP INDEX sessions_by_activity;
+         DROP INDEX sessions_live;
+         DROP INDEX heroes_live;
          PRAGMA user_version = 18;",
     )
     .unwrap();

@@ -368,3 +368,72 @@ async fn a_filtered_event_page_reads_a_bounded_window_and_says_how_far_it_looked
     let (_, session) = app.get("/events?session=quiet").await;
     assert_eq!(session["nextAfterSequence"], 12_001);
 }
+
+/// `GET /sessions` and `GET /heroes` on more sessions than a page reads: a live state comes
+/// from the index of live sessions and pages on by `nextBefore` without repeating a session;
+/// a filter no index serves reads at most 5,000 sessions a page and says where to go on.
+#[tokio::test]
+async fn session_lists_read_the_live_index_or_a_bounded_window_and_page_on() {
+    let app = spawn_app().await;
+    // The oldest session ends; then 5,000 newer sessions of one event each.
+    for body in [
+        json!({"hook_event_name": "SessionStart", "session_id": "old", "source": "startup",
+            "cwd": "/w", "transcript_path": "/w/old.jsonl"}),
+        json!({"hook_event_name": "SessionEnd", "session_id": "old", "reason": "exit"}),
+    ] {
+        app.post_hook_ok(body).await;
+    }
+    for batch in 0..5 {
+        let lines: Vec<Value> = (0..1000)
+            .map(|i| json!({"type": "Note", "sessionId": format!("n{}", batch * 1000 + i), "payload": {}}))
+            .collect();
+        let (status, answer) = app.post_ndjson(&lines).await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+    }
+
+    // Ended: not in the newest 5,000, so the first page is empty and names where to go on.
+    let (_, first) = app.get("/sessions?state=ended").await;
+    assert_eq!(first["sessions"], json!([]), "{first}");
+    let next = first["nextBefore"]
+        .as_i64()
+        .expect("a cursor past the window");
+    let (_, second) = app
+        .get(&format!("/sessions?state=ended&before={next}"))
+        .await;
+    assert_eq!(second["sessions"][0]["id"], "old", "{second}");
+    assert_eq!(second["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(second["nextBefore"], Value::Null);
+
+    // A live state: from its index, in pages that neither skip nor repeat.
+    let (_, newest) = app.get("/sessions?limit=1").await;
+    let live = newest["sessions"][0]["state"].as_str().unwrap().to_string();
+    assert_ne!(live, "ended");
+    let mut seen = std::collections::HashSet::new();
+    let mut before: Option<i64> = None;
+    let mut last = i64::MAX;
+    loop {
+        let cursor = before.map_or(String::new(), |b| format!("&before={b}"));
+        let (status, page) = app
+            .get(&format!("/sessions?state={live}&limit=1000{cursor}"))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        for session in page["sessions"].as_array().unwrap() {
+            let at = session["lastSequence"].as_i64().unwrap();
+            assert!(at < last, "most recent first");
+            last = at;
+            assert!(seen.insert(session["id"].as_str().unwrap().to_string()));
+        }
+        match page["nextBefore"].as_i64() {
+            Some(next) => before = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 5000);
+    assert!(!seen.contains("old"));
+
+    // The ended hero is found by walking the sessions; none is live.
+    let (_, ended) = app.get("/heroes?state=ended").await;
+    assert_eq!(ended["heroes"][0]["sessionId"], "old", "{ended}");
+    let (_, idle) = app.get("/heroes?state=idle").await;
+    assert_eq!(idle["heroes"], json!([]), "{idle}");
+}

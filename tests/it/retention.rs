@@ -578,3 +578,29 @@ async fn measure_prune_steps() {
     }
     println!("prune steps of 2,000 events (ms): {times:.1?}");
 }
+
+/// A page filtered by type alone looks at a bounded window of events after its cursor; from a
+/// cursor inside pruned history the window starts at the first retained event, so the page
+/// does not spend its window on sequences that are gone.
+#[tokio::test]
+async fn a_filtered_page_from_a_pruned_cursor_looks_from_the_first_retained_event() {
+    let retention = Retention {
+        max_events: Some(100),
+        max_age: None,
+    };
+    let app = spawn_app_with(|c| c.retention = retention).await;
+    for _ in 0..12 {
+        app.post_session_events("busy", 1000).await;
+    }
+    let rare = json!({"type": "Rare", "sessionId": "quiet", "payload": {}});
+    let (status, answer) = app.post_json(&rare).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    wait_for(WAIT, "pruning to 100 events", || {
+        count(&app) == (100, Some(11_902))
+    })
+    .await;
+    let (_, page) = app.get("/events?type=Rare").await;
+    assert_eq!(page["firstAvailableSequence"], 11_902, "{page}");
+    assert_eq!(page["events"][0]["context"]["sequence"], 12_001, "{page}");
+    assert_eq!(page["nextAfterSequence"], 12_001, "{page}");
+}

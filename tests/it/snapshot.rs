@@ -191,9 +191,12 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
     for view in views {
         conn.execute_batch(&format!("DROP VIEW {view}")).unwrap();
     }
-    // Nor the indexes of 0020.
-    conn.execute_batch("DROP INDEX tool_uses_by_order; DROP INDEX sessions_by_activity")
-        .unwrap();
+    // Nor the indexes of 0020 and 0021.
+    conn.execute_batch(
+        "DROP INDEX tool_uses_by_order; DROP INDEX sessions_by_activity;
+         DROP INDEX sessions_live; DROP INDEX heroes_live",
+    )
+    .unwrap();
     drop(conn);
     std::fs::remove_file(&cut).unwrap();
     assert!(!snapshot::path_of(&db).exists());

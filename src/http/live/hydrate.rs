@@ -59,7 +59,7 @@ pub fn read(conn: &Connection) -> rusqlite::Result<Snapshot> {
         state: Some(RequestState::Pending),
         ..Select::default()
     };
-    let mut pending = permissions::list(&tx, &pending, PENDING_REQUESTS)?;
+    let mut pending = permissions::list(&tx, &pending, PENDING_REQUESTS)?.permission_requests;
     pending.reverse();
     tx.finish()?;
     Ok(Snapshot {

@@ -8,7 +8,7 @@
 mod query;
 mod record;
 
-pub use query::{ListFilter, Session, get, list};
+pub use query::{ListFilter, Page, Session, get, list};
 pub use record::{Record, apply, next};
 
 use crate::states::states;

@@ -39,32 +39,91 @@ pub struct ListFilter<'a> {
     pub source: Option<&'a str>,
     pub source_app: Option<&'a str>,
     pub origin: Option<&'a str>,
+    /// Only sessions whose last event is before this sequence: the previous page's
+    /// `next_before`.
+    pub before: Option<i64>,
 }
 
-/// Sessions by most recent activity, filtered: `sessions_by_activity` walked newest first, so
-/// a page stops as soon as it is full, and each session's hero is joined for the page's rows
-/// alone. A filter few sessions pass looks each one up in turn (about 1.5 ms for 7,851
-/// sessions); reading every session and sorting the matches instead cost 9 ms for a filter
-/// most pass (docs/performance.md, "A year of events").
-pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Result<Vec<Session>> {
-    conn.prepare_cached(&format!(
-        "SELECT {RECORD_COLUMNS}, h.id FROM (
-             SELECT * FROM sessions INDEXED BY sessions_by_activity
-             WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR source = ?2)
-               AND (?3 IS NULL OR source_app = ?3) AND (?5 IS NULL OR origin = ?5)
-             ORDER BY last_sequence DESC LIMIT ?4) s
-         LEFT JOIN heroes h ON h.session_id = s.id
-         ORDER BY s.last_sequence DESC"
-    ))?
-    .query_map(
-        params![
-            filter.state,
-            filter.source,
-            filter.source_app,
-            limit,
-            filter.origin
-        ],
-        row,
-    )?
-    .collect()
+/// A page of [`list`].
+#[derive(Debug)]
+pub struct Page {
+    pub sessions: Vec<Session>,
+    /// The `last_sequence` to ask for sessions before; `None` when no older one can match.
+    pub next_before: Option<i64>,
+}
+
+/// The most sessions a page filtered by anything but a live state reads, by activity.
+pub const SCAN_WINDOW: u32 = 5_000;
+
+/// Sessions by most recent activity, filtered, each with its hero (joined for the page's rows
+/// alone). A live state (any but `ended`) is read from `sessions_live`, which holds only the
+/// sessions not ended, and sorted; no filter walks `sessions_by_activity` until the page is
+/// full; any other filter reads at most [`SCAN_WINDOW`] sessions of that walk, and a page the
+/// window ended before it was full says where to go on (`next_before`). No page reads every
+/// session of the log.
+pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Result<Page> {
+    let live = filter.state.is_some_and(|s| s != SessionState::Ended);
+    let filtered = filter.state.is_some()
+        || filter.source.is_some()
+        || filter.source_app.is_some()
+        || filter.origin.is_some();
+    let windowed = filtered && !live;
+    let from = match (live, windowed) {
+        (true, _) => "(SELECT * FROM sessions INDEXED BY sessions_live
+                       WHERE state <> 'ended' AND last_sequence < ?6)"
+            .to_string(),
+        (false, true) => format!(
+            "(SELECT * FROM sessions INDEXED BY sessions_by_activity WHERE last_sequence < ?6
+              ORDER BY last_sequence DESC LIMIT {SCAN_WINDOW})"
+        ),
+        (false, false) => "(SELECT * FROM sessions INDEXED BY sessions_by_activity
+                            WHERE last_sequence < ?6)"
+            .to_string(),
+    };
+    let before = filter.before.unwrap_or(i64::MAX);
+    // The page and the window's extent from one snapshot.
+    let tx = conn.unchecked_transaction()?;
+    let sessions: Vec<Session> = tx
+        .prepare_cached(&format!(
+            "SELECT {RECORD_COLUMNS}, h.id FROM (
+                 SELECT * FROM {from}
+                 WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR source = ?2)
+                   AND (?3 IS NULL OR source_app = ?3) AND (?5 IS NULL OR origin = ?5)
+                 ORDER BY last_sequence DESC LIMIT ?4) s
+             LEFT JOIN heroes h ON h.session_id = s.id
+             ORDER BY s.last_sequence DESC"
+        ))?
+        .query_map(
+            params![
+                filter.state,
+                filter.source,
+                filter.source_app,
+                limit,
+                filter.origin,
+                before
+            ],
+            row,
+        )?
+        .collect::<rusqlite::Result<_>>()?;
+    let next_before = match sessions.len() == limit as usize {
+        true => sessions.last().map(|s| s.record.last_sequence),
+        false if windowed => {
+            // Fewer than asked for: the window held every older session (the end), or it
+            // stopped at its size (go on below its oldest).
+            let (read, oldest): (u32, Option<i64>) = tx
+                .prepare_cached(
+                    "SELECT COUNT(*), MIN(last_sequence) FROM (SELECT last_sequence
+                     FROM sessions INDEXED BY sessions_by_activity WHERE last_sequence < ?1
+                     ORDER BY last_sequence DESC LIMIT ?2)",
+                )?
+                .query_row(params![before, SCAN_WINDOW], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            oldest.filter(|_| read == SCAN_WINDOW)
+        }
+        false => None,
+    };
+    tx.finish()?;
+    Ok(Page {
+        sessions,
+        next_before,
+    })
 }
