@@ -80,6 +80,14 @@ const VIEW: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.f
      s.last_event_time, s.last_sequence
      FROM heroes h JOIN sessions s ON s.id = h.session_id";
 
+/// [`VIEW`] walking the sessions by activity, newest first, each joined to its hero: a page
+/// stops once it is full. (Left to itself, with a filter on the hero's state, the planner
+/// read every hero and sorted them.)
+const VIEW_BY_ACTIVITY: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model,
+     h.faction, h.state, h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
+     s.last_event_time, s.last_sequence
+     FROM sessions s INDEXED BY sessions_by_activity CROSS JOIN heroes h ON h.session_id = s.id";
+
 /// [`VIEW`] from the heroes not ended (`heroes_live`, a few hundred however long the log),
 /// each joined to its session and sorted, rather than walking every session by activity to
 /// find them.
@@ -134,18 +142,24 @@ pub fn list(
     state: Option<HeroState>,
     limit: u32,
 ) -> rusqlite::Result<Vec<HeroView>> {
-    let sql = match state {
-        None => format!("{VIEW} WHERE ?1 IS NULL ORDER BY s.last_sequence DESC LIMIT ?2"),
+    conn.prepare_cached(&list_sql(state))?
+        .query_map(params![state, limit], view)?
+        .collect()
+}
+
+/// The statement [`list`] runs for `state`.
+fn list_sql(state: Option<HeroState>) -> String {
+    match state {
+        None => {
+            format!("{VIEW_BY_ACTIVITY} WHERE ?1 IS NULL ORDER BY s.last_sequence DESC LIMIT ?2")
+        }
         Some(HeroState::Ended) => {
-            format!("{VIEW} WHERE h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2")
+            format!("{VIEW_BY_ACTIVITY} WHERE h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2")
         }
         Some(_) => {
             format!("{VIEW_LIVE} AND h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2")
         }
-    };
-    conn.prepare_cached(&sql)?
-        .query_map(params![state, limit], view)?
-        .collect()
+    }
 }
 
 /// The heroes whose session has not ended, by most recent activity.
@@ -206,5 +220,33 @@ mod tests {
         // Fixed forever: the same session must name the same hero in every release (this is
         // RFC 4122's UUIDv5 of "s1" in the namespace, as Python's uuid.uuid5 computes it).
         assert_eq!(hero_id("s1"), "hero-2447791c-2a1b-5a88-8ee3-2ad24ec089f4");
+    }
+
+    /// The statement `list` runs for `state`, and its plan, one step a line.
+    fn plan(conn: &Connection, state: Option<HeroState>) -> String {
+        let sql = list_sql(state);
+        let mut statement = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let steps = statement
+            .query_map(params![state, 10], |r| r.get::<_, String>(3))
+            .unwrap();
+        steps.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+    }
+
+    /// A live state reads the live heroes alone; no state and `ended` walk the sessions by
+    /// activity without sorting them, so a page stops once it is full.
+    #[test]
+    fn each_list_reads_an_index_in_its_order_or_the_live_rows() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        for state in [None, Some(HeroState::Ended)] {
+            let plan = plan(&conn, state);
+            assert!(plan.contains("sessions_by_activity"), "{state:?}: {plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{state:?}: {plan}");
+        }
+        for state in [HeroState::Active, HeroState::Idle, HeroState::AwaitingInput] {
+            let plan = plan(&conn, Some(state));
+            assert!(plan.contains("heroes_live"), "{state:?}: {plan}");
+        }
+        assert!(list(&conn, Some(HeroState::Active), 10).unwrap().is_empty());
     }
 }
