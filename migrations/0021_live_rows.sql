@@ -3,7 +3,8 @@
 -- open, and a year's log holds tens of thousands of ended sessions they were sorted among.
 --
 -- Keyed by the state alone, which changes a few times a turn: a session's `last_sequence`,
--- which moves with every batch, is not in them. An ended row leaves the index.
+-- which moves with every batch, is not in them. An ended row leaves the index; a session no
+-- event ends (an agent killed without `SessionEnd`) stays in it.
 --
 -- Never edited after it lands.
 

@@ -36,7 +36,7 @@ pub enum BenchCommand {
     /// How fast `hooklog rebuild` re-derives the projections of a mixed workload.
     Rebuild(rebuild::RebuildArgs),
     /// A log grown in steps (1,000,000 and 5,000,000 hook events by default): at each, every
-    /// list route's first page cold and warm, backup speed, `rebuild --check`'s time and peak
+    /// list route's first page on a restarted server (its first call, then warm), backup speed, `rebuild --check`'s time and peak
     /// memory, and the bytes on disk per event.
     Scale(scale::ScaleArgs),
     /// Full-text search: query latency on a large log of hook sessions through `GET /search`,

@@ -5,9 +5,10 @@
 //! `hooklog rebuild --check`'s time and peak memory, and the bytes on disk per event.
 //!
 //! The server, `backup` and `rebuild` are this binary run as child processes on the same
-//! file, so each is measured as a user runs it. "First" is the first request a freshly
-//! started server answers; the file stays in the OS page cache, so it is a cold server, not a
-//! cold disk.
+//! file, so each is measured as a user runs it. The server is started afresh for each step's
+//! routes, and "first" is each route's first call on it (after the routes listed before it,
+//! which warm what they share, such as the events' pages); the file stays in the OS page
+//! cache, so it is a cold server, not a cold disk.
 
 use super::agents::{HookLoad, Path};
 use anyhow::{Context, bail};

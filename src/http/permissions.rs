@@ -50,8 +50,8 @@ pub struct ListQuery {
 #[serde(rename_all = "camelCase")]
 pub struct RequestList {
     permission_requests: Vec<PermissionRequest>,
-    /// Where the next (older) page starts: pass it as `before`; `null` when no older request
-    /// matches. A page of a state other than `pending`, without a session, reads at most 5,000
+    /// Where the next (older) page starts: pass it as `before`. A full page always names one;
+    /// `null` once no older request can match. A page of a state other than `pending`, without a session, reads at most 5,000
     /// requests, so it may hold fewer than `limit` and still name one.
     next_before: Option<i64>,
 }

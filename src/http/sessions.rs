@@ -52,8 +52,8 @@ pub struct SessionsQuery {
 pub struct SessionList {
     #[schema(value_type = Vec<schemas::Row>)]
     sessions: Vec<Session>,
-    /// Where the next (less recently active) page starts: pass it as `before`. `null` when no
-    /// older session matches. A page filtered by anything but a live state reads at most
+    /// Where the next (less recently active) page starts: pass it as `before`. A full page
+    /// always names one; `null` once no older session can match. A page filtered by anything but a live state reads at most
     /// 5,000 sessions, so it may hold fewer than `limit` and still name one.
     next_before: Option<i64>,
 }

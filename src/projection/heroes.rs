@@ -88,7 +88,8 @@ const VIEW_BY_ACTIVITY: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, 
      s.last_event_time, s.last_sequence
      FROM sessions s INDEXED BY sessions_by_activity CROSS JOIN heroes h ON h.session_id = s.id";
 
-/// [`VIEW`] from the heroes not ended (`heroes_live`, a few hundred however long the log),
+/// [`VIEW`] from the heroes not ended (`heroes_live`: the agents live now, and any killed
+/// without a `SessionEnd`, however long the log),
 /// each joined to its session and sorted, rather than walking every session by activity to
 /// find them.
 const VIEW_LIVE: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,

@@ -370,12 +370,13 @@ async fn a_filtered_event_page_reads_a_bounded_window_and_says_how_far_it_looked
 }
 
 /// `GET /sessions` and `GET /heroes` on more sessions than a page reads: a live state comes
-/// from the index of live sessions and pages on by `nextBefore` without repeating a session;
-/// a filter no index serves reads at most 5,000 sessions a page and says where to go on.
+/// from the index of live sessions, however many ended sessions are newer; a filter no index
+/// serves reads at most 5,000 sessions a page and says where to go on.
 #[tokio::test]
 async fn session_lists_read_the_live_index_or_a_bounded_window_and_page_on() {
     let app = spawn_app().await;
-    // The oldest session ends; then 5,000 newer sessions of one event each.
+    // The oldest session is a hook session that ends; then 100 live sessions of one event
+    // each; then 5,100 sessions ended by the normalized contract, newer than all of them.
     for body in [
         json!({"hook_event_name": "SessionStart", "session_id": "old", "source": "startup",
             "cwd": "/w", "transcript_path": "/w/old.jsonl"}),
@@ -383,55 +384,75 @@ async fn session_lists_read_the_live_index_or_a_bounded_window_and_page_on() {
     ] {
         app.post_hook_ok(body).await;
     }
-    for batch in 0..5 {
-        let lines: Vec<Value> = (0..1000)
-            .map(|i| json!({"type": "Note", "sessionId": format!("n{}", batch * 1000 + i), "payload": {}}))
+    let live: Vec<Value> = (0..100)
+        .map(|i| json!({"type": "Note", "sessionId": format!("live{i}"), "payload": {}}))
+        .collect();
+    assert_eq!(app.post_ndjson(&live).await.0, StatusCode::OK);
+    for batch in 0..51 {
+        let lines: Vec<Value> = (0..100)
+            .map(|i| {
+                json!({"type": "ended", "source": "normalized",
+                "sessionId": format!("e{}", batch * 100 + i), "payload": {}})
+            })
             .collect();
         let (status, answer) = app.post_ndjson(&lines).await;
         assert_eq!(status, StatusCode::OK, "{answer}");
     }
+    let (_, newest) = app.get("/sessions?limit=1").await;
+    assert_eq!(newest["sessions"][0]["state"], "ended", "{newest}");
+    let (_, one) = app.get("/sessions/live0").await;
+    let state = one["state"].as_str().unwrap().to_string();
+    assert_ne!(state, "ended");
 
-    // Ended: not in the newest 5,000, so the first page is empty and names where to go on.
-    let (_, first) = app.get("/sessions?state=ended").await;
+    // The live state: every live session on the first page, though 5,100 newer sessions
+    // ended (a walk of the newest 5,000 would find none of them).
+    let (_, page) = app
+        .get(&format!("/sessions?state={state}&limit=1000"))
+        .await;
+    let ids: Vec<&str> = page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 100, "{page}");
+    assert_eq!((ids[0], ids[99]), ("live99", "live0"), "most recent first");
+    assert_eq!(page["nextBefore"], Value::Null);
+    // In pages of 40: 40, 40, 20, none repeated, the last naming no more.
+    let mut seen = std::collections::HashSet::new();
+    let mut cursor = String::new();
+    let mut sizes = Vec::new();
+    loop {
+        let (_, page) = app
+            .get(&format!("/sessions?state={state}&limit=40{cursor}"))
+            .await;
+        let rows = page["sessions"].as_array().unwrap();
+        sizes.push(rows.len());
+        for row in rows {
+            assert!(seen.insert(row["id"].as_str().unwrap().to_string()));
+        }
+        match page["nextBefore"].as_i64() {
+            Some(next) => cursor = format!("&before={next}"),
+            None => break,
+        }
+    }
+    assert_eq!(sizes, [40, 40, 20]);
+
+    // The one hook session is older than the newest 5,000: the first page is empty and names
+    // where to go on, the next finds it and ends the list.
+    let (_, first) = app.get("/sessions?source=hook").await;
     assert_eq!(first["sessions"], json!([]), "{first}");
     let next = first["nextBefore"]
         .as_i64()
         .expect("a cursor past the window");
     let (_, second) = app
-        .get(&format!("/sessions?state=ended&before={next}"))
+        .get(&format!("/sessions?source=hook&before={next}"))
         .await;
     assert_eq!(second["sessions"][0]["id"], "old", "{second}");
     assert_eq!(second["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(second["nextBefore"], Value::Null);
 
-    // A live state: from its index, in pages that neither skip nor repeat.
-    let (_, newest) = app.get("/sessions?limit=1").await;
-    let live = newest["sessions"][0]["state"].as_str().unwrap().to_string();
-    assert_ne!(live, "ended");
-    let mut seen = std::collections::HashSet::new();
-    let mut before: Option<i64> = None;
-    let mut last = i64::MAX;
-    loop {
-        let cursor = before.map_or(String::new(), |b| format!("&before={b}"));
-        let (status, page) = app
-            .get(&format!("/sessions?state={live}&limit=1000{cursor}"))
-            .await;
-        assert_eq!(status, StatusCode::OK, "{page}");
-        for session in page["sessions"].as_array().unwrap() {
-            let at = session["lastSequence"].as_i64().unwrap();
-            assert!(at < last, "most recent first");
-            last = at;
-            assert!(seen.insert(session["id"].as_str().unwrap().to_string()));
-        }
-        match page["nextBefore"].as_i64() {
-            Some(next) => before = Some(next),
-            None => break,
-        }
-    }
-    assert_eq!(seen.len(), 5000);
-    assert!(!seen.contains("old"));
-
-    // The ended hero is found by walking the sessions; none is live.
+    // The ended hero is found by walking the sessions; no hero is live.
     let (_, ended) = app.get("/heroes?state=ended").await;
     assert_eq!(ended["heroes"][0]["sessionId"], "old", "{ended}");
     let (_, idle) = app.get("/heroes?state=idle").await;

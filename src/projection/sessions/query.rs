@@ -60,7 +60,7 @@ pub const SCAN_WINDOW: u32 = 5_000;
 /// sessions not ended, and sorted; no filter walks `sessions_by_activity` until the page is
 /// full; any other filter reads at most [`SCAN_WINDOW`] sessions of that walk, and a page the
 /// window ended before it was full says where to go on (`next_before`). No page reads every
-/// session of the log.
+/// session of the log, only (for a live state) every session not ended.
 pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Result<Page> {
     let live = filter.state.is_some_and(|s| s != SessionState::Ended);
     let filtered = filter.state.is_some()
@@ -68,31 +68,11 @@ pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Res
         || filter.source_app.is_some()
         || filter.origin.is_some();
     let windowed = filtered && !live;
-    let from = match (live, windowed) {
-        (true, _) => "(SELECT * FROM sessions INDEXED BY sessions_live
-                       WHERE state <> 'ended' AND last_sequence < ?6)"
-            .to_string(),
-        (false, true) => format!(
-            "(SELECT * FROM sessions INDEXED BY sessions_by_activity WHERE last_sequence < ?6
-              ORDER BY last_sequence DESC LIMIT {SCAN_WINDOW})"
-        ),
-        (false, false) => "(SELECT * FROM sessions INDEXED BY sessions_by_activity
-                            WHERE last_sequence < ?6)"
-            .to_string(),
-    };
     let before = filter.before.unwrap_or(i64::MAX);
     // The page and the window's extent from one snapshot.
     let tx = conn.unchecked_transaction()?;
     let sessions: Vec<Session> = tx
-        .prepare_cached(&format!(
-            "SELECT {RECORD_COLUMNS}, h.id FROM (
-                 SELECT * FROM {from}
-                 WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR source = ?2)
-                   AND (?3 IS NULL OR source_app = ?3) AND (?5 IS NULL OR origin = ?5)
-                 ORDER BY last_sequence DESC LIMIT ?4) s
-             LEFT JOIN heroes h ON h.session_id = s.id
-             ORDER BY s.last_sequence DESC"
-        ))?
+        .prepare_cached(&list_sql(live, windowed))?
         .query_map(
             params![
                 filter.state,
@@ -126,4 +106,59 @@ pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Res
         sessions,
         next_before,
     })
+}
+
+/// The statement [`list`] runs: from the live sessions, a window of the most recently active,
+/// or all of them by activity.
+fn list_sql(live: bool, windowed: bool) -> String {
+    let from = match (live, windowed) {
+        (true, _) => "(SELECT * FROM sessions INDEXED BY sessions_live
+                       WHERE state <> 'ended' AND last_sequence < ?6)"
+            .to_string(),
+        (false, true) => format!(
+            "(SELECT * FROM sessions INDEXED BY sessions_by_activity WHERE last_sequence < ?6
+              ORDER BY last_sequence DESC LIMIT {SCAN_WINDOW})"
+        ),
+        (false, false) => "(SELECT * FROM sessions INDEXED BY sessions_by_activity
+                            WHERE last_sequence < ?6)"
+            .to_string(),
+    };
+    format!(
+        "SELECT {RECORD_COLUMNS}, h.id FROM (
+             SELECT * FROM {from}
+             WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR source = ?2)
+               AND (?3 IS NULL OR source_app = ?3) AND (?5 IS NULL OR origin = ?5)
+             ORDER BY last_sequence DESC LIMIT ?4) s
+         LEFT JOIN heroes h ON h.session_id = s.id
+         ORDER BY s.last_sequence DESC"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(conn: &Connection, live: bool, windowed: bool) -> String {
+        let sql = list_sql(live, windowed);
+        let mut statement = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        let none: Option<&str> = None;
+        let steps = statement
+            .query_map(params![none, none, none, 10, none, i64::MAX], |r| {
+                r.get::<_, String>(3)
+            })
+            .unwrap();
+        steps.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+    }
+
+    /// A live state reads the live sessions' index; the rest walk the sessions by activity.
+    #[test]
+    fn each_list_reads_its_index() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        assert!(plan(&conn, true, false).contains("sessions_live"));
+        for windowed in [false, true] {
+            let plan = plan(&conn, false, windowed);
+            assert!(plan.contains("sessions_by_activity"), "{plan}");
+        }
+    }
 }
