@@ -127,21 +127,10 @@ impl Server {
         }
     }
 
-    /// Runs `command` (this binary, as a server on port 0) and waits for the address it prints
-    /// on its first line of stdout; `dir` is removed when it stops.
+    /// Runs `command` (this binary, as a server on port 0) until it says its address; `dir`
+    /// is removed when it stops.
     fn spawn(mut command: Command, dir: PathBuf) -> anyhow::Result<Server> {
-        let mut child = command
-            .env("HOOKLOG_LOG", "warn")
-            .stdout(Stdio::piped())
-            .spawn()
-            .context("starting the server")?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout")).read_line(&mut line)?;
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .context("the server did not print its address")?
-            .to_string();
+        let (child, url) = spawn_server(&mut command)?;
         Ok(Server::Child { child, url, dir })
     }
 
@@ -223,6 +212,24 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// Runs `command` (this binary, as a server on port 0) and waits for the address it prints on
+/// its first line of stdout: the child and its URL.
+fn spawn_server(command: &mut Command) -> anyhow::Result<(Child, String)> {
+    let mut child = command
+        .env("HOOKLOG_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("starting the server")?;
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("piped stdout")).read_line(&mut line)?;
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .context("the server did not print its address")?
+        .to_string();
+    Ok((child, url))
 }
 
 /// User + system CPU seconds of a process, from its `/proc/<pid>/stat` (Linux only).

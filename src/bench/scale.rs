@@ -14,7 +14,6 @@ use super::agents::{HookLoad, Path};
 use anyhow::{Context, bail};
 use clap::Args;
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
-use std::io::{BufRead, BufReader};
 use std::path::{Path as FsPath, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -310,20 +309,11 @@ struct Serve {
 
 impl Serve {
     fn start(db: &FsPath) -> anyhow::Result<Serve> {
-        let mut child = Command::new(std::env::current_exe()?)
-            .args(["serve", "--bind", "127.0.0.1:0", "--db"])
-            .arg(db)
-            .env("HOOKLOG_LOG", "warn")
-            .stdout(Stdio::piped())
-            .spawn()
-            .context("starting the server")?;
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped stdout")).read_line(&mut line)?;
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .context("the server did not print its address")?
-            .to_string();
+        let (child, url) = super::spawn_server(
+            Command::new(std::env::current_exe()?)
+                .args(["serve", "--bind", "127.0.0.1:0", "--db"])
+                .arg(db),
+        )?;
         Ok(Serve { child, url })
     }
 }

@@ -65,18 +65,38 @@ impl Where {
     }
 }
 
+/// Where a newest-first page read from a window of at most `window` rows goes on once it held
+/// fewer rows than asked for: `keys` selects the window's keys newest first, as `key`. The
+/// window's oldest key when it was full (older rows may match), or `None` when it reached the
+/// oldest row (the end). Read in the page's own transaction, so the window is the page's.
+pub fn past_window(
+    conn: &rusqlite::Connection,
+    keys: &str,
+    params: impl rusqlite::Params,
+    window: u32,
+) -> rusqlite::Result<Option<i64>> {
+    let (read, oldest): (u32, Option<i64>) = conn
+        .prepare_cached(&format!("SELECT COUNT(*), MIN(key) FROM ({keys})"))?
+        .query_row(params, |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(oldest.filter(|_| read == window))
+}
+
 /// The query plan of a list statement (`EXPLAIN QUERY PLAN`), one step a line, for tests that
 /// check it searches an index.
 #[cfg(test)]
 pub fn plan(conn: &rusqlite::Connection, filter: Where, sql: impl Fn(&Where) -> String) -> String {
+    let sql = sql(&filter);
+    plan_of(conn, &sql, rusqlite::params_from_iter(filter.values(10)))
+}
+
+/// The query plan of `sql` with `params` bound, one step a line.
+#[cfg(test)]
+pub fn plan_of(conn: &rusqlite::Connection, sql: &str, params: impl rusqlite::Params) -> String {
     let mut statement = conn
-        .prepare_cached(&format!("EXPLAIN QUERY PLAN {}", sql(&filter)))
+        .prepare_cached(&format!("EXPLAIN QUERY PLAN {sql}"))
         .unwrap();
-    let values = filter.values(10);
     let steps = statement
-        .query_map(rusqlite::params_from_iter(values), |r| {
-            r.get::<_, String>(3)
-        })
+        .query_map(params, |r| r.get::<_, String>(3))
         .unwrap()
         .map(Result::unwrap);
     steps.map(|step| step + "\n").collect()

@@ -225,12 +225,7 @@ mod tests {
 
     /// The statement `list` runs for `state`, and its plan, one step a line.
     fn plan(conn: &Connection, state: Option<HeroState>) -> String {
-        let sql = list_sql(state);
-        let mut statement = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-        let steps = statement
-            .query_map(params![state, 10], |r| r.get::<_, String>(3))
-            .unwrap();
-        steps.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+        super::super::filter::plan_of(conn, &list_sql(state), params![state, 10])
     }
 
     /// A live state reads the live heroes alone; no state and `ended` walk the sessions by

@@ -399,40 +399,30 @@ pub fn list(conn: &Connection, select: &Select, limit: u32) -> rusqlite::Result<
     let windowed =
         select.state.is_some_and(|s| s != RequestState::Pending) && select.session.is_none();
     let before = select.before.unwrap_or(i64::MAX);
-    let page = |conn: &Connection| -> rusqlite::Result<Vec<PermissionRequest>> {
-        conn.prepare_cached(&list_sql(select, windowed))?
-            .query_map(params![select.state, select.session, before, limit], row)?
-            .collect()
-    };
-    if !windowed {
-        let permission_requests = page(conn)?;
-        let next_before = match permission_requests.len() == limit as usize {
-            true => permission_requests.last().map(|r| r.sequence),
-            false => None,
-        };
-        return Ok(Requests {
-            permission_requests,
-            next_before,
-        });
-    }
-    // The page and the window's extent from one snapshot.
-    let tx = conn.unchecked_transaction()?;
-    let permission_requests = page(&tx)?;
+    // A window's page and its extent are read from one snapshot. (The pending list, which
+    // the board's hydration reads inside its own transaction, needs none.)
+    let snapshot = windowed.then(|| conn.unchecked_transaction()).transpose()?;
+    let read: &Connection = snapshot.as_deref().unwrap_or(conn);
+    let permission_requests: Vec<PermissionRequest> = read
+        .prepare_cached(&list_sql(select, windowed))?
+        .query_map(params![select.state, select.session, before, limit], row)?
+        .collect::<rusqlite::Result<_>>()?;
     let next_before = match permission_requests.len() == limit as usize {
         true => permission_requests.last().map(|r| r.sequence),
-        false => {
-            // Fewer than asked for: the window held every older request (the end), or it
-            // stopped at its size (go on below its oldest).
-            let (read, oldest): (u32, Option<i64>) = tx
-                .prepare_cached(
-                    "SELECT COUNT(*), MIN(sequence) FROM (SELECT sequence FROM permission_requests
-                     WHERE sequence < ?1 ORDER BY sequence DESC LIMIT ?2)",
-                )?
-                .query_row(params![before, SCAN_WINDOW], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            oldest.filter(|_| read == SCAN_WINDOW)
-        }
+        // Fewer than asked for: the window held every older request (the end), or it stopped
+        // at its size (go on below its oldest).
+        false if windowed => super::filter::past_window(
+            read,
+            "SELECT sequence AS key FROM permission_requests
+             WHERE sequence < ?1 ORDER BY sequence DESC LIMIT ?2",
+            params![before, SCAN_WINDOW],
+            SCAN_WINDOW,
+        )?,
+        false => None,
     };
-    tx.finish()?;
+    if let Some(tx) = snapshot {
+        tx.finish()?;
+    }
     Ok(Requests {
         permission_requests,
         next_before,
@@ -483,15 +473,8 @@ mod tests {
         let conn = Connection::open_in_memory().unwrap();
         crate::migrations::create(&conn).unwrap();
         let plan = |select: &Select| -> String {
-            let mut statement = conn
-                .prepare(&format!("EXPLAIN QUERY PLAN {}", list_sql(select, false)))
-                .unwrap();
-            let steps = statement
-                .query_map(params![select.state, select.session, i64::MAX, 10], |r| {
-                    r.get::<_, String>(3)
-                })
-                .unwrap();
-            steps.map(Result::unwrap).collect::<Vec<_>>().join("; ")
+            let params = params![select.state, select.session, i64::MAX, 10];
+            super::super::filter::plan_of(&conn, &list_sql(select, false), params)
         };
         let pending = Select {
             state: Some(RequestState::Pending),

@@ -260,7 +260,7 @@ pub fn newest(
         });
     }
     let window = scope.sql(&select, order);
-    let counted = scope.sql(&format!("SELECT opened_sequence FROM {from}"), order);
+    let keys = scope.sql(&format!("SELECT opened_sequence AS key FROM {from}"), order);
     let mut values = scope.values(SCAN_WINDOW);
     let scope_values = values.clone();
     let mut terms = Vec::new();
@@ -290,16 +290,11 @@ pub fn newest(
     }
     // Fewer matched than asked for: the window either held every older tool use of the
     // scope (the end) or stopped at its size (go on below its oldest).
-    let (read, oldest): (u32, Option<i64>) = tx
-        .prepare_cached(&format!(
-            "SELECT COUNT(*), MIN(opened_sequence) FROM ({counted})"
-        ))?
-        .query_row(params_from_iter(scope_values), |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
+    let next_before =
+        super::filter::past_window(&tx, &keys, params_from_iter(scope_values), SCAN_WINDOW)?;
     Ok(Newest {
         tool_uses,
-        next_before: oldest.filter(|_| read == SCAN_WINDOW),
+        next_before,
     })
 }
 

@@ -87,18 +87,15 @@ pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Res
         .collect::<rusqlite::Result<_>>()?;
     let next_before = match sessions.len() == limit as usize {
         true => sessions.last().map(|s| s.record.last_sequence),
-        false if windowed => {
-            // Fewer than asked for: the window held every older session (the end), or it
-            // stopped at its size (go on below its oldest).
-            let (read, oldest): (u32, Option<i64>) = tx
-                .prepare_cached(
-                    "SELECT COUNT(*), MIN(last_sequence) FROM (SELECT last_sequence
-                     FROM sessions INDEXED BY sessions_by_activity WHERE last_sequence < ?1
-                     ORDER BY last_sequence DESC LIMIT ?2)",
-                )?
-                .query_row(params![before, SCAN_WINDOW], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            oldest.filter(|_| read == SCAN_WINDOW)
-        }
+        // Fewer than asked for: the window held every older session (the end), or it
+        // stopped at its size (go on below its oldest).
+        false if windowed => crate::projection::filter::past_window(
+            &tx,
+            "SELECT last_sequence AS key FROM sessions INDEXED BY sessions_by_activity
+             WHERE last_sequence < ?1 ORDER BY last_sequence DESC LIMIT ?2",
+            params![before, SCAN_WINDOW],
+            SCAN_WINDOW,
+        )?,
         false => None,
     };
     tx.finish()?;
@@ -139,15 +136,9 @@ mod tests {
     use super::*;
 
     fn plan(conn: &Connection, live: bool, windowed: bool) -> String {
-        let sql = list_sql(live, windowed);
-        let mut statement = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
         let none: Option<&str> = None;
-        let steps = statement
-            .query_map(params![none, none, none, 10, none, i64::MAX], |r| {
-                r.get::<_, String>(3)
-            })
-            .unwrap();
-        steps.map(Result::unwrap).collect::<Vec<_>>().join("\n")
+        let params = params![none, none, none, 10, none, i64::MAX];
+        crate::projection::filter::plan_of(conn, &list_sql(live, windowed), params)
     }
 
     /// A live state reads the live sessions' index; the rest walk the sessions by activity.
