@@ -75,7 +75,7 @@ pub struct SearchQuery {
     #[serde(default, deserialize_with = "blank_is_absent")]
     #[param(schema_with = super::openapi::schemas::moment)]
     until: Option<String>,
-    /// `newest` (default): highest sequence first. `rank`: best match first (bm25).
+    /// `newest` (default): highest sequence first. `rank`: best match first (BM25 among the newest 10,000 matches).
     #[param(schema_with = orders)]
     order: Option<String>,
     #[param(minimum = 1, maximum = 1000)]

@@ -70,7 +70,8 @@ pub fn open_readers(path: &Path, size: u32) -> Result<ReadPool, r2d2::Error> {
         .with_init(|c| {
             c.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
             c.busy_timeout(BUSY_TIMEOUT)?;
-            c.pragma_update(None, "query_only", true)
+            c.pragma_update(None, "query_only", true)?;
+            crate::projection::search::register(c)
         });
     r2d2::Pool::builder()
         .max_size(size)

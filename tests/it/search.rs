@@ -263,6 +263,65 @@ async fn filters_narrow_and_cursors_page_through_every_hit_once() {
     assert_eq!(sequences(&local), sequences(&all));
 }
 
+/// Issue 43: by rank, the best match first. A word said three times in a short command beats
+/// it said once (in a long one or a short one); with `OR`, the rarer word weighs more than one
+/// every match has. The score is computed among the newest matches (`rank.rs`), not by FTS5.
+#[tokio::test]
+async fn by_rank_the_text_that_says_it_most_and_the_rarer_word_come_first() {
+    let app = spawn_app().await;
+    let commands = [
+        "echo needle then a long line of words that say little about anything at all here",
+        "needle needle needle",
+        "echo needle",
+        "echo needle and something rare",
+    ];
+    let lines: Vec<Value> = commands
+        .iter()
+        .map(|command| {
+            json!({"type": "PreToolUse", "source": "hook", "sessionId": "s-rank",
+                "payload": {"tool_name": "Bash", "tool_input": {"command": command}}})
+        })
+        .collect();
+    let (status, body) = app.post_ndjson(&lines).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let all = hits(&app, &[("q", "needle"), ("order", "newest")]).await;
+    let sequence_of = |command: &str| {
+        let i = commands.iter().position(|c| *c == command).unwrap();
+        sequences(&all)[commands.len() - 1 - i]
+    };
+
+    let ranked = hits(&app, &[("q", "needle"), ("order", "rank")]).await;
+    assert_eq!(ranked.len(), 4);
+    assert_eq!(
+        ranked[0]["sequence"].as_i64(),
+        Some(sequence_of("needle needle needle")),
+        "{ranked:?}"
+    );
+    let position = |hits: &[Value], command: &str| {
+        sequences(hits)
+            .iter()
+            .position(|s| *s == sequence_of(command))
+            .unwrap()
+    };
+    assert!(
+        position(&ranked, "echo needle") < position(&ranked, commands[0]),
+        "the same word once in a shorter text ranks first: {ranked:?}"
+    );
+
+    let ranked = hits(
+        &app,
+        &[("q", "needle OR rare"), ("mode", "fts"), ("order", "rank")],
+    )
+    .await;
+    assert_eq!(
+        ranked[0]["sequence"].as_i64(),
+        Some(sequence_of("echo needle and something rare")),
+        "{ranked:?}"
+    );
+    let ranks: Vec<f64> = ranked.iter().map(|h| h["rank"].as_f64().unwrap()).collect();
+    assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{ranks:?}");
+}
+
 #[tokio::test]
 async fn what_a_person_types_never_breaks_the_query_and_fts_mode_says_what_is_wrong() {
     let app = loaded().await;

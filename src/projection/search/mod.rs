@@ -20,17 +20,20 @@
 //! inputs and responses), and an event's text at [`MAX_TEXT_BYTES`].
 //!
 //! `text.rs` says what an event's text is, `index.rs` keeps the index, `words.rs` turns what a
-//! person typed into an FTS5 expression, `query.rs` has the [`Query`] and [`search`], and
-//! `plans.rs` the statements a search runs and how their rows become [`Hit`]s.
+//! person typed into an FTS5 expression, `query.rs` has the [`Query`] and [`search`],
+//! `plans.rs` the statements a search runs and how their rows become [`Hit`]s, and `rank.rs`
+//! how `order=rank` scores a match (each reader connection [`register`]s its function).
 
 mod index;
 mod plans;
 mod query;
+mod rank;
 mod text;
 mod words;
 
 pub use index::{catch_up, check, dump, prune, reindex, text_to_index, through, write};
 pub use query::{Cursor, Hit, Order, Page, Part, Query, SESSION_PROBES, is_query_error, search};
+pub use rank::register;
 pub use text::{
     COORDINATION_KEYS, DOCUMENTS, MAX_STRING_CHARS, MAX_TEXT_BYTES, TEXT_KEYS, UNINDEXED_SOURCES,
     text_of,

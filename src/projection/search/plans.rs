@@ -2,7 +2,7 @@
 //! session's own events, or by rank), their shared filters and bounds, and how a row becomes a
 //! [`Hit`] with its snippet in [`Part`]s.
 
-use super::{Cursor, Hit, Page, Part, Query, SESSION_PROBES};
+use super::{Cursor, Hit, Page, Part, Query, SESSION_PROBES, rank};
 use rusqlite::{Connection, OptionalExtension, params};
 
 /// What marks a matched term in the snippets FTS5 makes (control characters, which
@@ -57,17 +57,16 @@ fn filtered(query: &Query) -> bool {
         || query.origin.is_some()
 }
 
-/// What a plan binds besides the query's parameters: a rank cursor (`?8`), an upper bound of
-/// sequences (`?9`, exclusive) and the rows wanted (`?10`).
+/// What a plan binds besides the query's parameters: an upper bound of sequences (`?8`,
+/// exclusive) and the rows wanted (`?9`).
 #[derive(Default)]
 struct Bounds {
-    rank: Option<f64>,
     below: Option<i64>,
     rows: i64,
 }
 
 /// Runs one of the statements below, each row read by `row`: parameters 1 to 7 are the
-/// query's, 8 to 10 the plan's. Every one is bound, named in the statement or not, so one
+/// query's, 8 and 9 the plan's. Every one is bound, named in the statement or not, so one
 /// statement text takes every value.
 fn run<T>(
     conn: &Connection,
@@ -86,7 +85,6 @@ fn run<T>(
                 query.since,
                 query.until,
                 query.origin,
-                bounds.rank,
                 bounds.below,
                 bounds.rows,
             ],
@@ -115,8 +113,8 @@ pub(super) fn newest(conn: &Connection, query: &Query) -> rusqlite::Result<Page>
     let sql = format!(
         "SELECT search.rowid, NULL, {HIT_COLUMNS}
          FROM search JOIN events e ON e.sequence = search.rowid
-         WHERE search MATCH ?1{} AND search.rowid < ?9
-         ORDER BY search.rowid DESC LIMIT ?10",
+         WHERE search MATCH ?1{} AND search.rowid < ?8
+         ORDER BY search.rowid DESC LIMIT ?9",
         filters(query)
     );
     let below = match query.cursor {
@@ -126,7 +124,6 @@ pub(super) fn newest(conn: &Connection, query: &Query) -> rusqlite::Result<Page>
     let bounds = Bounds {
         below: Some(below),
         rows: limit as i64 + 1,
-        ..Bounds::default()
     };
     Ok(paged(run(conn, &sql, query, bounds, hit_row)?, limit))
 }
@@ -154,60 +151,65 @@ pub(super) fn in_session(conn: &Connection, query: &Query) -> rusqlite::Result<P
     );
     let below = match query.cursor {
         Some(Cursor::Before(sequence)) => {
-            sql.push_str(" AND e.sequence < ?9");
+            sql.push_str(" AND e.sequence < ?8");
             Some(sequence)
         }
         _ => None,
     };
-    sql.push_str(" ORDER BY e.session_id DESC, e.session_sequence DESC LIMIT ?10");
+    sql.push_str(" ORDER BY e.session_id DESC, e.session_sequence DESC LIMIT ?9");
     let bounds = Bounds {
         below,
         rows: limit as i64 + 1,
-        ..Bounds::default()
     };
     Ok(paged(run(conn, &sql, query, bounds, hit_row)?, limit))
 }
 
-/// How many of the newest matches `order=rank` scores: bm25 is computed for each match before
-/// the best can be known, so a common word on a large log would be scored a million times a
-/// page (150 ms for 480,000 matches at 1,000,000 events); its newest 10,000 take about 10 ms
-/// whatever the log's size.
+/// How many of the newest matches `order=rank` scores: a match's score can only be known
+/// against the others, so every one in the window is read before the best is; the newest
+/// 10,000 take a few milliseconds whatever the log's size (all 480,000 matches of a common
+/// word took 150 ms a page at 1,000,000 events).
 pub const RANK_WINDOW: i64 = 10_000;
 
 /// Best match first among the newest [`RANK_WINDOW`] matches of the expression (filters apply
-/// within them): each scored (bm25), then newest first among equals. The page is sorted after
-/// every one is scored, so its events and snippets are read after, for the page's hits alone.
+/// within them): each scored against the others ([`rank::ranks`]), then newest first among
+/// equals. The page's events and snippets are read after, for the page's hits alone.
 pub(super) fn ranked(conn: &Connection, query: &Query) -> rusqlite::Result<Page> {
     let limit = query.limit as usize;
-    let mut sql = String::from("SELECT search.rowid, search.rank FROM search");
+    let mut sql = format!("SELECT search.rowid, {}(search) FROM search", rank::HITS);
     if filtered(query) {
-        sql.push_str(" JOIN events e ON e.sequence = search.rowid");
+        // The window's oldest match first (FTS5 walks a term's matches by rowid without
+        // reading them), then the filters within the window.
+        sql.push_str(&format!(
+            " JOIN events e ON e.sequence = search.rowid
+             WHERE search MATCH ?1 AND search.rowid >= COALESCE((SELECT rowid FROM search
+                WHERE search MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET {}), 0){}",
+            RANK_WINDOW - 1,
+            filters(query)
+        ));
+    } else {
+        sql.push_str(" WHERE search MATCH ?1 ORDER BY search.rowid DESC");
     }
-    // The window's oldest match: FTS5 walks a term's matches by rowid without scoring them.
-    sql.push_str(&format!(
-        " WHERE search MATCH ?1 AND search.rowid >= COALESCE((SELECT rowid FROM search
-            WHERE search MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET {}), 0)",
-        RANK_WINDOW - 1
-    ));
-    sql.push_str(&filters(query));
-    let (rank, below) = match query.cursor {
-        Some(Cursor::After(rank, sequence)) => {
-            sql.push_str(" AND (search.rank > ?8 OR (search.rank = ?8 AND search.rowid < ?9))");
-            (Some(rank), Some(sequence))
-        }
-        _ => (None, None),
-    };
-    sql.push_str(" ORDER BY search.rank, search.rowid DESC LIMIT ?10");
+    sql.push_str(" LIMIT ?9");
     let bounds = Bounds {
-        rank,
-        below,
-        rows: limit as i64 + 1,
+        rows: RANK_WINDOW,
+        ..Bounds::default()
     };
-    let found = run(conn, &sql, query, bounds, |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+    let window = run(conn, &sql, query, bounds, |r| {
+        Ok(rank::Hits::from_blob(r.get(0)?, &r.get::<_, Vec<u8>>(1)?))
     })?;
-    let mut hits = Vec::with_capacity(found.len());
-    for (sequence, rank) in found {
+    let mut ranked: Vec<(f64, i64)> = rank::ranks(&window)
+        .into_iter()
+        .zip(window.iter().map(|row| row.sequence))
+        .filter(|(rank, sequence)| match query.cursor {
+            Some(Cursor::After(after, below)) => {
+                *rank > after || (*rank == after && *sequence < below)
+            }
+            _ => true,
+        })
+        .collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut hits = Vec::with_capacity(limit + 1);
+    for (rank, sequence) in ranked.into_iter().take(limit + 1) {
         if let Some(hit) = hit(conn, &query.expression, sequence, rank)? {
             hits.push(hit);
         }

@@ -10,7 +10,7 @@ use serde::Serialize;
 pub enum Order {
     /// Highest sequence first.
     Newest,
-    /// Best bm25 score first (FTS5's `rank`), then newest.
+    /// Best BM25 score first among the newest matches (`rank.rs`), then newest.
     Rank,
 }
 
@@ -87,7 +87,7 @@ pub struct Hit {
     /// Up to 16 words of the event's text around what matched, the matched terms marked;
     /// `…` where the text goes on.
     pub snippet: Vec<Part>,
-    /// The bm25 score (lower is better), when ordered by rank.
+    /// The BM25 score negated (lower is better), when ordered by rank.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<f64>,
 }

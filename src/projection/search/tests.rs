@@ -91,6 +91,7 @@ fn cursors_round_trip() {
 /// "needle", projected and indexed as the writer would.
 fn log(n: i64) -> Connection {
     let conn = Connection::open_in_memory().unwrap();
+    super::register(&conn).unwrap();
     crate::migrations::create(&conn).unwrap();
     for sequence in 1..=n {
         let session = if sequence % 2 == 1 { "a" } else { "b" };
