@@ -110,6 +110,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0021_live_rows.sql"),
         false,
     ),
+    (
+        "0022_coded_keys.sql",
+        include_str!("../migrations/0022_coded_keys.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -24,9 +24,10 @@ const SEARCH_MIGRATION: usize = 13;
 /// to the snapshot file first ([`snapshot::move_twins_out`]).
 const SNAPSHOT_FILE_MIGRATION: usize = 14;
 
-/// The migration after which the change rows stored in full are rewritten without what their
-/// event says ([`projection::changes::compact_stored`]).
-const SLIM_CHANGES_MIGRATION: usize = 18;
+/// The last migration that changed how a change row is stored (0019: without what its event
+/// says; 0022: keys coded): the rows of a database from before it are rewritten in the current
+/// form once, after the migrations ([`projection::changes::compact_stored`]).
+const CHANGE_FORM_MIGRATION: usize = 21;
 
 /// Applies the migrations this database has not seen yet, all in one transaction.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
@@ -52,16 +53,13 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
             snapshot::move_twins_out(&tx, number)?;
         }
         tx.execute_batch(sql)?;
-        if number == SLIM_CHANGES_MIGRATION {
-            let rewritten = projection::changes::compact_stored(&tx)?;
-            if rewritten > 0 {
-                tracing::info!(
-                    rewritten,
-                    "stored the change rows without what their events say"
-                );
-            }
-        }
         rebuild |= adds_projection;
+    }
+    if current <= CHANGE_FORM_MIGRATION {
+        let rewritten = projection::changes::compact_stored(&tx)?;
+        if rewritten > 0 {
+            tracing::info!(rewritten, "stored the change rows in their current form");
+        }
     }
     tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
     // The snapshot file's projection tables change with the log's, before a replay reads them.

@@ -6,6 +6,7 @@ use crate::common;
 use common::sse::SseReader;
 use common::{assert_rebuilds_to_live, fixture, spawn_app};
 use hooklog::config::Config;
+use hooklog::projection::changes;
 use reqwest::StatusCode;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -254,10 +255,11 @@ async fn change_cursors_follow_the_event_stream_rules() {
 }
 
 /// Issues 41 and 43: a change row is stored without what its event says (markers in place of
-/// the event's id, time, session, sequence and the row's hero and mission), and `GET /changes`
-/// puts the values back. A database whose rows were stored in full (schema 18) is rewritten
-/// when it is upgraded: its file holds the slim rows a fresh one would, the route sends the
-/// same changes, and the `changes_sent` view gives sqlite3 users the same text.
+/// the event's id, time, session, sequence and the row's hero and mission) and with its keys
+/// coded, and `GET /changes` puts the values and keys back. A database whose rows were stored
+/// in full (schema 18), or with markers but keys in full (schema 21), is rewritten when it is
+/// upgraded: its file holds the slim rows a fresh one would, the route sends the same changes,
+/// and the `changes_sent` view gives sqlite3 users the same text.
 #[tokio::test]
 async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on_upgrade() {
     let app = spawn_app().await;
@@ -297,12 +299,23 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
     assert_eq!(parsed(&full), as_sent);
     let bytes = |rows: &[(i64, String)]| rows.iter().map(|(_, c)| c.len()).sum::<usize>();
     assert!(
-        bytes(&slim) * 10 < bytes(&full) * 8,
-        "slim rows are at least a fifth smaller: {} against {}",
+        bytes(&slim) * 2 < bytes(&full),
+        "slim rows are less than half the size: {} against {}",
         bytes(&slim),
         bytes(&full)
     );
     assert!(slim.iter().any(|(_, c)| c.contains(r#"{"e":"tool-"}"#)));
+    // Every key of every delta and of every row it sets is coded: a field added to a row
+    // without a code would fail here.
+    for (sequence, changes) in &slim {
+        let deltas: Vec<serde_json::Map<String, Value>> = serde_json::from_str(changes).unwrap();
+        for delta in &deltas {
+            let set = delta["F"].as_object().unwrap();
+            for key in delta.keys().chain(set.keys()) {
+                assert_eq!(key.len(), 1, "event {sequence}: {key} has no code");
+            }
+        }
+    }
 
     // The database as schema 18 left it: every row in full, no view.
     conn.execute_batch(
@@ -335,6 +348,52 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
         ),
         slim,
         "the upgrade stores the rows a fresh database does"
+    );
+
+    // The database as schema 21 left it: markers, but every key in full.
+    let keyed: Vec<(i64, String)> = slim
+        .iter()
+        .map(|(sequence, changes)| {
+            let mut text = changes.clone();
+            for (key, code) in changes::KEYS.iter().zip(changes::CODES) {
+                let code = char::from(*code);
+                text = text.replace(&format!("\"{code}\":"), &format!("\"{key}\":"));
+            }
+            (*sequence, text)
+        })
+        .collect();
+    assert!(
+        keyed
+            .iter()
+            .any(|(_, c)| c.contains(r#""openedEventId":{"e":""}"#))
+    );
+    for (sequence, changes) in &keyed {
+        conn.execute(
+            "UPDATE agent_changes SET changes = ?2 WHERE sequence = ?1",
+            rusqlite::params![sequence, changes],
+        )
+        .unwrap();
+    }
+    conn.execute_batch("PRAGMA user_version = 21").unwrap();
+    drop(conn);
+    let app = common::start(Config::for_path(&db), dir).await;
+    assert_eq!(all_changes(&app, 0).await, sent);
+    let dir = app.stop().await;
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    assert_eq!(
+        stored(
+            &conn,
+            "SELECT sequence, changes FROM agent_changes ORDER BY 1"
+        ),
+        slim,
+        "the upgrade from schema 21 codes the keys"
+    );
+    assert_eq!(
+        parsed(&stored(
+            &conn,
+            "SELECT sequence, changes FROM changes_sent ORDER BY 1"
+        )),
+        as_sent
     );
     drop(conn);
     assert_rebuilds_to_live(&db);

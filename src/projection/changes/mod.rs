@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 mod stored;
-pub use stored::{Said, compact, expand};
+pub use stored::{CODES, KEYS, Said, compact, expand};
 
 /// Which projection a delta changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,8 +110,9 @@ pub fn save(conn: &Connection, row: &ChangeRow) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// Rewrites the rows stored in full (before schema 19) as [`ChangeRow::compacted`] would store
-/// them, a chunk at a time; returns how many changed.
+/// Rewrites the rows stored in an older form (in full before schema 19, with their keys before
+/// schema 22) as [`ChangeRow::compacted`] would store them, a chunk at a time; returns how many
+/// changed.
 pub fn compact_stored(conn: &Connection) -> rusqlite::Result<u64> {
     const CHUNK: i64 = 10_000;
     let mut read = conn.prepare(

@@ -1,10 +1,11 @@
-//! How a change row's deltas are stored: without what their event already says. A value in a
-//! delta that equals its event's id (alone or after a prefix such as `tool-`), time, session
-//! id or sequence, or its row's hero or mission id, is written as a short marker object in its
-//! place, and [`expand`] puts the value back when the row is read: the text a reader gets is
-//! exactly the text the recorder wrote. A created tool use or mission repeats most of these
-//! (its own id, its session, its hero, the event that opened it and when), so a stored row is
-//! about a third smaller.
+//! How a change row's deltas are stored: without what their event already says, and with
+//! short keys. A value in a delta that equals its event's id (alone or after a prefix such as
+//! `tool-`), time, session id or sequence, or its row's hero or mission id, is written as a
+//! short marker object in its place; each key is written as its one-character code
+//! ([`KEYS`]); and [`expand`] puts values and keys back when the row is read: the text a reader
+//! gets is exactly the text the recorder wrote. A created tool use or mission repeats most of
+//! these values (its own id, its session, its hero, the event that opened it and when) and
+//! names every field of its row, so a stored row is about half the size.
 //!
 //! The markers, each only where a value stands (after a `:`):
 //!
@@ -17,12 +18,13 @@
 //! | `{"m":0}` | `"<mission id>"` |
 //! | `{"s":0}` | the event's sequence, a number |
 //!
-//! No delta value is an object (a delta's `set` holds a row's scalar fields, and its own keys
-//! are longer than one letter), so a marker cannot be mistaken for one; and a `"` inside a
-//! JSON string is always escaped, so no string holds a marker's text: replacing each marker's
-//! text with its value gives the deltas back, which the `changes_sent` view does in SQL for the
-//! sqlite3 CLI (migration 0019). A row stored before this form (schema 18 and older) has no
-//! marker and reads back unchanged.
+//! No delta value is an object (a delta's `set` holds a row's scalar fields), and no code is a
+//! marker's letter, so a marker cannot be mistaken for a delta or a row; and a `"` inside a
+//! JSON string is always escaped, so no string holds a marker's or a coded key's text:
+//! replacing each marker's text with its value and each `"<code>":` with its key gives the
+//! deltas back, which the `changes_sent` view does in SQL for the sqlite3 CLI (migrations 0019
+//! and 0022). A row stored before these forms (schema 18 and older, 21 and older for keys) has
+//! no marker or code and reads back unchanged.
 //!
 //! Both directions scan the JSON text serde wrote, byte by byte, without parsing it into
 //! values: parsing and serializing again would cost the writer more, and `serde_json`'s maps
@@ -56,11 +58,12 @@ impl<'a> Said<'a> {
 /// What an `e` marker's value may hold before the event id: the ids made from an event's.
 const PREFIXES: [&[u8]; 3] = [b"", b"tool-", b"mission-"];
 
-/// `changes` (a JSON array of deltas) with the values `said` gives written as markers.
+/// `changes` (a JSON array of deltas) with the values `said` gives written as markers and its
+/// keys as their [`KEYS`] codes.
 pub fn compact(changes: &str, said: &Said<'_>) -> String {
     let text = Text::of(said);
     let sequence = said.sequence.to_string();
-    rewrite_values(changes, |at| match at[0] {
+    rewrite(changes, code_of, |at| match at[0] {
         b'"' => {
             let end = string_end(at, 0);
             text.marker(&at[1..end - 1]).map(|marker| (end, marker))
@@ -73,49 +76,139 @@ pub fn compact(changes: &str, said: &Said<'_>) -> String {
     })
 }
 
-/// Stored deltas with their markers replaced by the values `said` gives: the text `compact`
-/// was given.
+/// Stored deltas with their markers replaced by the values `said` gives and their key codes by
+/// the keys: the text `compact` was given.
 pub fn expand(stored: &str, said: &Said<'_>) -> String {
     let text = Text::of(said);
-    rewrite_values(stored, |at| match at[0] {
+    rewrite(stored, key_of, |at| match at[0] {
         b'{' => text.expand(at, said.sequence),
         _ => None,
     })
 }
 
-/// `json` with the value at each value position (after a `:`) that `replace` answers for
-/// replaced: `replace` gets the text from there on, and gives how many bytes it replaces and
+/// The keys a change row's deltas are written with (a delta's own and the fields of the rows
+/// it sets), each stored as a one-character code: the key at index `i` as `CODES[i]`. Only
+/// ever appended to: a stored row's codes keep their meaning. A key not here is stored as it
+/// is. Migration 0022's `changes_sent` view spells the same table out in SQL, and a test
+/// checks that each key a real session's rows hold is here.
+pub const KEYS: [&str; 46] = [
+    // A delta's own.
+    "entity",
+    "op",
+    "id",
+    "heroId",
+    "missionId",
+    "set",
+    // A hero's fields.
+    "sessionId",
+    "cli",
+    "cwd",
+    "tty",
+    "model",
+    "faction",
+    "state",
+    "activeMissionId",
+    "missionCount",
+    "spawnedEventId",
+    "spawnedAt",
+    // A mission's.
+    "kind",
+    "prompt",
+    "title",
+    "summary",
+    "parentMissionId",
+    "subagentId",
+    "subagentType",
+    "degradedReason",
+    "openedEventId",
+    "closedEventId",
+    "startedAt",
+    "completedAt",
+    "openedSequence",
+    // A tool use's.
+    "toolUseId",
+    "requestId",
+    "tool",
+    "preview",
+    "status",
+    "error",
+    "finishedAt",
+    "durationMs",
+    // A permission request's.
+    "sequence",
+    "openedAt",
+    "waitsUntil",
+    "closedAt",
+    "closedBy",
+    "decidedBy",
+    "message",
+    "origin",
+];
+
+/// The codes, one character each: no key is that short, and none is a marker's letter
+/// (`e`, `t`, `c`, `h`, `m`, `s`), so a marker never reads as a coded delta.
+pub const CODES: &[u8; 56] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abdfgijklnopqruvwxyz";
+
+/// The code of a key (its text between the quotes), if it has one.
+fn code_of(key: &[u8]) -> Option<&'static [u8]> {
+    let index = KEYS.iter().position(|k| k.as_bytes() == key)?;
+    Some(std::slice::from_ref(&CODES[index]))
+}
+
+/// The key a code stands for.
+fn key_of(code: &[u8]) -> Option<&'static [u8]> {
+    let [c] = code else { return None };
+    let index = CODES.iter().position(|x| x == c)?;
+    KEYS.get(index).map(|k| k.as_bytes())
+}
+
+/// `json` with each key (a string followed by `:`) that `key` answers for replaced by its
+/// answer, and the value at each value position (after a `:`) that `value` answers for
+/// replaced: `value` gets the text from there on, and gives how many bytes it replaces and
 /// with what. Everything else, strings whole, is copied.
-fn rewrite_values(
+fn rewrite(
     json: &str,
-    mut replace: impl FnMut(&[u8]) -> Option<(usize, Vec<u8>)>,
+    key: fn(&[u8]) -> Option<&'static [u8]>,
+    mut value: impl FnMut(&[u8]) -> Option<(usize, Vec<u8>)>,
 ) -> String {
     let bytes = json.as_bytes();
     let mut out = Vec::with_capacity(bytes.len() + bytes.len() / 2);
-    let mut value = false;
+    let mut at_value = false;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        if value && let Some((len, replacement)) = replace(&bytes[i..]) {
+        if at_value && let Some((len, replacement)) = value(&bytes[i..]) {
             out.extend_from_slice(&replacement);
             i += len;
-            value = false;
+            at_value = false;
             continue;
         }
         if b == b'"' {
             let end = string_end(bytes, i);
-            out.extend_from_slice(&bytes[i..end]);
+            let is_key =
+                !at_value && bytes[end..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b':');
+            match is_key
+                .then(|| key(&bytes[i + 1..(end - 1).max(i + 1)]))
+                .flatten()
+            {
+                Some(replacement) => {
+                    out.push(b'"');
+                    out.extend_from_slice(replacement);
+                    out.push(b'"');
+                }
+                None => out.extend_from_slice(&bytes[i..end]),
+            }
             i = end;
-            value = false;
+            at_value = false;
             continue;
         }
         out.push(b);
         if !b.is_ascii_whitespace() {
-            value = b == b':';
+            at_value = b == b':';
         }
         i += 1;
     }
-    String::from_utf8(out).expect("values, markers and copied UTF-8 are UTF-8")
+    String::from_utf8(out).expect("values, markers, keys and copied UTF-8 are UTF-8")
 }
 
 /// The said values as they stand between quotes in JSON text.
@@ -249,7 +342,7 @@ mod tests {
         let stored = compact(full, &said());
         assert_eq!(
             stored,
-            r#"[{"entity":"toolUse","op":"created","id":{"e":"tool-"},"heroId":{"h":0},"missionId":{"m":0},"set":{"id":{"e":"tool-"},"sessionId":{"c":0},"heroId":{"h":0},"preview":"grep \"tool-01a2-e\" 160","status":"running","openedEventId":{"e":""},"startedAt":{"t":0},"durationMs":{"s":0},"count":1600,"other":"x-01a2-e","long":"a-very-long-prefix-01a2-e","openedSequence":{"s":0}}}]"#
+            r#"[{"A":"toolUse","B":"created","C":{"e":"tool-"},"D":{"h":0},"E":{"m":0},"F":{"C":{"e":"tool-"},"G":{"c":0},"D":{"h":0},"7":"grep \"tool-01a2-e\" 160","8":"running","Z":{"e":""},"1":{"t":0},"b":{"s":0},"count":1600,"other":"x-01a2-e","long":"a-very-long-prefix-01a2-e","3":{"s":0}}}]"#
         );
         assert!(stored.len() < full.len());
         assert_eq!(expand(&stored, &said()), full);
@@ -263,7 +356,41 @@ mod tests {
         assert_eq!(expand("[]", &said()), "[]");
         // Compacting twice changes nothing more.
         let once = compact(r#"[{"id":"hero-9","set":{}}]"#, &said());
+        assert_eq!(once, r#"[{"C":{"h":0},"F":{}}]"#);
         assert_eq!(compact(&once, &said()), once);
+    }
+
+    #[test]
+    fn only_keys_are_coded_and_every_code_reads_back() {
+        // A value with a key's text, a value with a code's, and an unknown key stay as they are.
+        let full = r#"[{"entity":"hero","set":{"state":"id","preview":"\"id\": 7","model":"A","x":["id","op"]}}]"#;
+        let stored = compact(full, &said());
+        assert_eq!(
+            stored,
+            r#"[{"A":"hero","F":{"M":"id","7":"\"id\": 7","K":"A","x":["id","op"]}}]"#
+        );
+        assert_eq!(expand(&stored, &said()), full);
+        // Each key has a code of its own, none a marker's letter, and each reads back.
+        let mut codes: Vec<&[u8]> = KEYS.iter().filter_map(|k| code_of(k.as_bytes())).collect();
+        assert_eq!(codes.len(), KEYS.len());
+        codes.sort();
+        codes.dedup();
+        assert_eq!(codes.len(), KEYS.len());
+        for key in KEYS {
+            let code = code_of(key.as_bytes()).unwrap();
+            assert!(!b"ethcms".contains(&code[0]), "{key}");
+            assert_eq!(key_of(code), Some(key.as_bytes()));
+        }
+    }
+
+    #[test]
+    fn the_sqlite3_view_decodes_every_code() {
+        let view = include_str!("../../../migrations/0022_coded_keys.sql");
+        for key in KEYS {
+            let code = char::from(code_of(key.as_bytes()).unwrap()[0]);
+            let pair = format!(r#"'"{code}":', '"{key}":'"#);
+            assert!(view.contains(&pair), "{pair}");
+        }
     }
 
     #[test]
@@ -277,7 +404,7 @@ mod tests {
         let stored = compact(full, &bare);
         assert_eq!(
             stored,
-            r#"[{"id":"s \"1\"","set":{"missionId":"mission-01a2-m","closedAt":{"t":0}}}]"#
+            r#"[{"C":"s \"1\"","F":{"E":"mission-01a2-m","i":{"t":0}}}]"#
         );
         assert_eq!(expand(&stored, &bare), full);
     }
