@@ -115,6 +115,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0022_coded_keys.sql"),
         false,
     ),
+    (
+        "0023_open_rows.sql",
+        include_str!("../migrations/0023_open_rows.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

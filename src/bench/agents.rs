@@ -26,15 +26,33 @@ pub enum Path {
     /// Only the sessions' `PreToolUse` bodies on `POST /event`: tool uses opened and never
     /// closed, so what is left open grows with the run (its cost per event must not).
     PreToolUseOnly,
+    /// Every body on `POST /event` but `SubagentStop`, `Stop` and `SessionEnd`: subagents
+    /// started and never stopped (nor interrupted by their turn's end), so the running
+    /// subagents of a session grow with the run (its cost per event must not).
+    SubagentsLeftOpen,
 }
 
 impl Path {
+    /// Whether this path posts a session's event of type `event_type` (else it is skipped).
+    fn posts(self, event_type: &str) -> bool {
+        match self {
+            Path::Hooks | Path::LogOnly => true,
+            Path::PreToolUseOnly => event_type == "PreToolUse",
+            Path::SubagentsLeftOpen => {
+                !matches!(event_type, "SubagentStop" | "Stop" | "SessionEnd")
+            }
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             Path::Hooks => "hooks: raw hook bodies on POST /event",
             Path::LogOnly => "log-only floor: the same events on POST /events, source bench",
             Path::PreToolUseOnly => {
                 "PreToolUse only: the sessions' PreToolUse bodies on POST /event, none closed"
+            }
+            Path::SubagentsLeftOpen => {
+                "subagents left open: every body on POST /event but SubagentStop, Stop and SessionEnd"
             }
         }
     }
@@ -142,12 +160,14 @@ impl HookLoad {
                         session.next_event().expect("a new session has events")
                     }
                 };
-                if self.path != Path::PreToolUseOnly || event.event_type == "PreToolUse" {
+                if self.path.posts(event.event_type) {
                     break event;
                 }
             };
             let (uri, body) = match self.path {
-                Path::Hooks | Path::PreToolUseOnly => ("/event", event.body),
+                Path::Hooks | Path::PreToolUseOnly | Path::SubagentsLeftOpen => {
+                    ("/event", event.body)
+                }
                 Path::LogOnly => ("/events", event.envelope()),
             };
             let request = hyper::Request::post(uri)
@@ -205,6 +225,10 @@ pub(super) async fn scenario(args: &IngestArgs) -> anyhow::Result<()> {
         true => None,
         false => Some(measure(args, Path::PreToolUseOnly, "pre").await?),
     };
+    let subagents = match args.no_open_subagents {
+        true => None,
+        false => Some(measure(args, Path::SubagentsLeftOpen, "subagents").await?),
+    };
     if let Some(floor) = &floor {
         let ratio = |h: f64, f: f64| format!("{:.2}x", h / f);
         let both = |h: Option<f64>, f: Option<f64>| match (h, f) {
@@ -236,6 +260,15 @@ pub(super) async fn scenario(args: &IngestArgs) -> anyhow::Result<()> {
             args.events,
             show(open.written, ""),
             show(open.writer_cpu, " µs"),
+        );
+    }
+    if let Some(subagents) = subagents {
+        println!(
+            "\nSubagents left open ({} sessions, {} turns each at most): bytes written per event {}, writer CPU per event {}\n  (run with more --events and long sessions, e.g. --sessions 10 --turns 2000, to compare: issue 41 asks the cost not to grow with what is left open)",
+            args.sessions,
+            args.turns,
+            show(subagents.written, ""),
+            show(subagents.writer_cpu, " µs"),
         );
     }
     Ok(())
@@ -336,3 +369,26 @@ async fn measure(args: &IngestArgs, path: Path, run: &str) -> anyhow::Result<Mea
 
 /// The writer thread's name (`store::writer`).
 const WRITER: &str = "hooklog-writer";
+
+#[cfg(test)]
+mod tests {
+    use super::Path;
+
+    #[test]
+    fn the_left_open_paths_skip_what_would_close_it() {
+        for closing in ["SubagentStop", "Stop", "SessionEnd"] {
+            assert!(!Path::SubagentsLeftOpen.posts(closing), "{closing}");
+            assert!(Path::Hooks.posts(closing), "{closing}");
+        }
+        for kept in [
+            "SubagentStart",
+            "PreToolUse",
+            "PostToolUse",
+            "UserPromptSubmit",
+        ] {
+            assert!(Path::SubagentsLeftOpen.posts(kept), "{kept}");
+        }
+        assert!(Path::PreToolUseOnly.posts("PreToolUse"));
+        assert!(!Path::PreToolUseOnly.posts("PostToolUse"));
+    }
+}

@@ -67,6 +67,10 @@ pub struct IngestArgs {
     /// Skip the PreToolUse-only path in `hooks`.
     #[arg(long)]
     pub no_pre_only: bool,
+    /// Skip the subagents-left-open path in `hooks` (every body but `SubagentStop`, `Stop` and
+    /// `SessionEnd`).
+    #[arg(long)]
+    pub no_open_subagents: bool,
     /// In `hooks`, post at most this many events per second on each path (0: as fast as the
     /// server answers): the search lag (`derive` stage) is measured below saturation this way.
     #[arg(long, default_value_t = 0)]

@@ -81,20 +81,26 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Mission>> {
         .optional()
 }
 
-/// The latest active subagent mission of a session for a subagent id.
+/// The latest active subagent mission of a session for a subagent id: through the partial
+/// index of active subagents by id, named, so the cost does not grow with the subagents the
+/// session left running (`missions_active` would read each of them; migration 0023).
 pub fn active_subagent(
     conn: &Connection,
     session_id: &str,
     subagent_id: &str,
 ) -> rusqlite::Result<Option<Mission>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM missions
+    conn.prepare_cached(&ACTIVE_SUBAGENT)?
+        .query_row([session_id, subagent_id], row)
+        .optional()
+}
+
+static ACTIVE_SUBAGENT: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {COLUMNS} FROM missions INDEXED BY missions_active_subagents
          WHERE session_id = ?1 AND state = 'active' AND subagent_id = ?2
          ORDER BY opened_sequence DESC LIMIT 1"
-    ))?
-    .query_row([session_id, subagent_id], row)
-    .optional()
-}
+    )
+});
 
 /// Every active mission of a session.
 pub fn active_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<Mission>> {
@@ -249,6 +255,21 @@ pub fn save_with(statement: &mut CachedStatement<'_>, m: &Mission) -> rusqlite::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The writer's lookup of a subagent's active mission searches by the subagent's id, not
+    /// among all the session's active missions.
+    #[test]
+    fn an_active_subagent_is_found_by_its_id() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        let plan = super::super::filter::plan_of(&conn, &ACTIVE_SUBAGENT, ["s", "a"]);
+        assert!(
+            plan.contains("missions_active_subagents (session_id=? AND subagent_id=?)"),
+            "{plan}"
+        );
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+        assert_eq!(active_subagent(&conn, "s", "a").unwrap(), None);
+    }
 
     /// Each filter of `GET /missions` is served by its index, a hero's too (the planner alone
     /// walked every mission in opening order for it).

@@ -139,16 +139,22 @@ pub fn calls_of(
     Ok(calls)
 }
 
-/// The latest running subagent-spawning call (`Task` / `Agent`) of a session.
+/// The latest running subagent-spawning call (`Task` / `Agent`) of a session: through the
+/// partial index of running spawners, named, so the cost does not grow with the other tools
+/// the session left running (`tool_uses_running` would read each of them; migration 0023).
 pub fn running_spawner(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<ToolUse>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tool_uses
+    conn.prepare_cached(&RUNNING_SPAWNER)?
+        .query_row([session_id], row)
+        .optional()
+}
+
+static RUNNING_SPAWNER: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {COLUMNS} FROM tool_uses INDEXED BY tool_uses_running_spawners
          WHERE session_id = ?1 AND kind = 'subagent' AND status = 'running'
          ORDER BY opened_sequence DESC LIMIT 1"
-    ))?
-    .query_row([session_id], row)
-    .optional()
-}
+    )
+});
 
 /// Every running tool use of a session.
 pub fn running_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<ToolUse>> {
@@ -426,6 +432,21 @@ mod tests {
         assert_eq!(kind_of("mcp__github__create_issue"), "mcp");
         assert_eq!(kind_of("Task"), "subagent");
         assert_eq!(kind_of("TodoWrite"), "other");
+    }
+
+    /// The writer's lookup of the call that spawned a subagent reads the running spawners
+    /// only, not every running tool of the session.
+    #[test]
+    fn a_running_spawner_is_found_among_the_spawners() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        let plan = super::super::filter::plan_of(&conn, &RUNNING_SPAWNER, ["s"]);
+        assert!(
+            plan.contains("tool_uses_running_spawners (session_id=?)"),
+            "{plan}"
+        );
+        assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+        assert!(running_spawner(&conn, "s").unwrap().is_none());
     }
 
     /// Each filter of `GET /tool-uses` but a status other than `running` is served by an

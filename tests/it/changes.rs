@@ -326,6 +326,8 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
          DROP INDEX sessions_by_activity;
          DROP INDEX sessions_live;
          DROP INDEX heroes_live;
+         DROP INDEX missions_active_subagents;
+         DROP INDEX tool_uses_running_spawners;
          PRAGMA user_version = 18;",
     )
     .unwrap();
@@ -374,7 +376,12 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
         )
         .unwrap();
     }
-    conn.execute_batch("PRAGMA user_version = 21").unwrap();
+    conn.execute_batch(
+        "DROP INDEX missions_active_subagents;
+         DROP INDEX tool_uses_running_spawners;
+         PRAGMA user_version = 21;",
+    )
+    .unwrap();
     drop(conn);
     let app = common::start(Config::for_path(&db), dir).await;
     assert_eq!(all_changes(&app, 0).await, sent);

@@ -191,10 +191,11 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
     for view in views {
         conn.execute_batch(&format!("DROP VIEW {view}")).unwrap();
     }
-    // Nor the indexes of 0020 and 0021.
+    // Nor the indexes of 0020, 0021 and 0023.
     conn.execute_batch(
         "DROP INDEX tool_uses_by_order; DROP INDEX sessions_by_activity;
-         DROP INDEX sessions_live; DROP INDEX heroes_live",
+         DROP INDEX sessions_live; DROP INDEX heroes_live;
+         DROP INDEX missions_active_subagents; DROP INDEX tool_uses_running_spawners",
     )
     .unwrap();
     drop(conn);
