@@ -636,3 +636,99 @@ async fn a_reused_event_id_on_normalized_is_a_conflict_not_a_server_error() {
     );
     assert_eq!(app.event_count(), 1);
 }
+
+/// Issue 41: the writer finds a subagent's mission by its id among the session's active
+/// subagents, and a starting subagent's `Task` call among the running spawners only (migration
+/// 0023's indexes, and a replay's maps of them). Two subagents run at once beside a tool left
+/// running; each tool call goes to the mission of the subagent it names, each subagent takes
+/// its own `Task` call's description as its title, one stopping leaves the other active, and a
+/// rebuild gives the same rows.
+#[tokio::test]
+async fn concurrent_subagents_each_get_their_own_calls_and_a_rebuild_agrees() {
+    let app = spawn_app().await;
+    let post = |body: Value| app.post_hook_ok(body);
+    let s = "many-subagents";
+    let prompt = post(
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": s,
+        "prompt": "fan out"}),
+    )
+    .await;
+    // A tool left running, then two Task calls, each followed by the subagent it spawns.
+    post(
+        json!({"hook_event_name": "PreToolUse", "session_id": s, "tool_name": "Bash",
+        "tool_use_id": "bash-1", "tool_input": {"command": "sleep 600"}}),
+    )
+    .await;
+    let mut children = Vec::new();
+    for (call, agent, what) in [
+        ("task-1", "a1", "first look"),
+        ("task-2", "a2", "second look"),
+    ] {
+        post(
+            json!({"hook_event_name": "PreToolUse", "session_id": s, "tool_name": "Task",
+            "tool_use_id": call, "tool_input": {"description": what, "prompt": what,
+            "subagent_type": "Explore"}}),
+        )
+        .await;
+        let child = post(json!({"hook_event_name": "SubagentStart", "session_id": s,
+            "agent_id": agent, "agent_type": "Explore"}))
+        .await;
+        children.push(child["missionId"].as_str().unwrap().to_string());
+    }
+    assert_ne!(children[0], children[1]);
+    for (agent, call) in [("a1", "grep-1"), ("a2", "grep-2"), ("a1", "grep-3")] {
+        post(
+            json!({"hook_event_name": "PreToolUse", "session_id": s, "agent_id": agent,
+            "tool_name": "Grep", "tool_use_id": call, "tool_input": {"pattern": call}}),
+        )
+        .await;
+    }
+    post(json!({"hook_event_name": "SubagentStop", "session_id": s, "agent_id": "a1"})).await;
+    post(
+        json!({"hook_event_name": "PreToolUse", "session_id": s, "agent_id": "a2",
+        "tool_name": "Grep", "tool_use_id": "grep-4", "tool_input": {"pattern": "grep-4"}}),
+    )
+    .await;
+
+    let (status, missions) = app.get(&format!("/missions?session={s}&limit=100")).await;
+    assert_eq!(status, StatusCode::OK, "{missions}");
+    let mission = |id: &str| -> Value {
+        missions["missions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} in {missions}"))
+    };
+    for (child, title, state) in [
+        (&children[0], "first look", "completed"),
+        (&children[1], "second look", "active"),
+    ] {
+        let m = mission(child);
+        assert_eq!(m["title"], title, "{m}");
+        assert_eq!(m["state"], state, "{m}");
+        assert_eq!(m["parentMissionId"], prompt["missionId"], "{m}");
+    }
+    let (status, tools) = app.get(&format!("/tool-uses?session={s}&limit=100")).await;
+    assert_eq!(status, StatusCode::OK, "{tools}");
+    let mission_of = |call: &str| -> Value {
+        tools["toolUses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["toolUseId"] == call)
+            .map(|t| t["missionId"].clone())
+            .unwrap_or_else(|| panic!("{call} in {tools}"))
+    };
+    assert_eq!(mission_of("grep-1"), children[0].as_str());
+    assert_eq!(mission_of("grep-3"), children[0].as_str());
+    assert_eq!(mission_of("grep-2"), children[1].as_str());
+    assert_eq!(mission_of("grep-4"), children[1].as_str());
+    assert_eq!(mission_of("bash-1"), prompt["missionId"]);
+
+    let db_path = app.db_path.clone();
+    let dir = app.stop().await;
+    assert_rebuilds_to_live(&db_path);
+    drop(dir);
+}

@@ -222,8 +222,11 @@ impl<B: Backing> Tables for Cached<B> {
 
     fn active_subagent(&self, session: &str, subagent: &str) -> Result<Option<Mission>> {
         self.with_shard(session, |shard| {
+            let Some(ids) = shard.active_subagents.get(subagent) else {
+                return Ok(None);
+            };
             Ok(Shard::latest(
-                &shard.active,
+                ids,
                 &shard.missions,
                 |m| m.subagent_id.as_deref() == Some(subagent),
                 |m| m.opened_sequence,
@@ -273,7 +276,7 @@ impl<B: Backing> Tables for Cached<B> {
     fn running_spawner(&self, session: &str) -> Result<Option<ToolUse>> {
         self.with_shard(session, |shard| {
             Ok(Shard::latest(
-                &shard.running,
+                &shard.running_spawners,
                 &shard.tools,
                 |t| t.kind == "subagent",
                 |t| t.opened_sequence,

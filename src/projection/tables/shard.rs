@@ -32,11 +32,16 @@ pub(super) struct Shard {
     pub(super) hero: Option<Slot<Hero>>,
     pub(super) missions: HashMap<String, Slot<Mission>>,
     pub(super) active: HashSet<String>,
+    /// The active subagent missions by subagent id (those of `active` with one), so a
+    /// subagent's mission is found without reading every active mission of the session.
+    pub(super) active_subagents: HashMap<String, HashSet<String>>,
     pub(super) tools: HashMap<String, Slot<ToolUse>>,
     /// Tool use id of a call -> its row id (permission requests excluded), kept across
     /// evictions.
     pub(super) calls: HashMap<String, String>,
     pub(super) running: HashSet<String>,
+    /// The running calls that spawn subagents (those of `running` of kind `subagent`).
+    pub(super) running_spawners: HashSet<String>,
     /// Ids of the missions and tool uses put in memory or changed since the last take (a
     /// take looks at these only, not at every open row).
     pub(super) touched_missions: Vec<String>,
@@ -68,7 +73,11 @@ impl Shard {
 
     pub(super) fn keep_mission(&mut self, mission: Mission, dirty: bool) {
         let id = mission.id.clone();
-        list(&mut self.active, &id, mission.state == MissionState::Active);
+        let active = mission.state == MissionState::Active;
+        list(&mut self.active, &id, active);
+        if let Some(subagent) = &mission.subagent_id {
+            list_by(&mut self.active_subagents, subagent, &id, active);
+        }
         self.touched_missions.push(id.clone());
         keep(&mut self.missions, id, mission, dirty);
     }
@@ -80,7 +89,13 @@ impl Shard {
         {
             self.calls.insert(call.clone(), id.clone());
         }
-        list(&mut self.running, &id, tool.status == ToolStatus::Running);
+        let running = tool.status == ToolStatus::Running;
+        list(&mut self.running, &id, running);
+        list(
+            &mut self.running_spawners,
+            &id,
+            running && tool.kind == "subagent",
+        );
         self.touched_tools.push(id.clone());
         keep(&mut self.tools, id, tool, dirty);
     }
@@ -162,6 +177,20 @@ fn keep<T>(rows: &mut HashMap<String, Slot<T>>, id: String, row: T, dirty: bool)
         }
         Entry::Vacant(place) => {
             place.insert(Slot { row, dirty });
+        }
+    }
+}
+
+/// Lists an id among the open rows with `key`, or takes it off (and the key with its last).
+fn list_by(open: &mut HashMap<String, HashSet<String>>, key: &str, id: &str, is_open: bool) {
+    if is_open {
+        open.entry(key.to_string())
+            .or_default()
+            .insert(id.to_string());
+    } else if let Some(ids) = open.get_mut(key) {
+        ids.remove(id);
+        if ids.is_empty() {
+            open.remove(key);
         }
     }
 }
