@@ -4,8 +4,8 @@
 -- `"A":`, `"openedEventId":` as `"Z":`, and so on (`KEYS` in src/projection/changes/stored.rs;
 -- a key without a code is stored as it is). `GET /changes` sends the keys; with migration
 -- 0019's markers, a created tool use's row is less than half its size in full. The rows
--- stored before this migration are rewritten so by hooklog right after it, in the same
--- transaction.
+-- stored before this migration are rewritten so by hooklog once the pending migrations have
+-- run, in the same transaction.
 --
 -- Never edited after it lands.
 

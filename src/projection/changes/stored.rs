@@ -72,6 +72,9 @@ pub fn compact(changes: &str, said: &Said<'_>) -> String {
             let end = number_end(at, 0);
             (&at[..end] == sequence.as_bytes()).then(|| (end, br#"{"s":0}"#.to_vec()))
         }
+        // A marker already there (a row stored in an older form, compacted again) is kept
+        // whole: its `"tool-"` is not a value to mark.
+        b'{' => marker_at(at).map(|(len, _)| (len, at[..len].to_vec())),
         _ => None,
     })
 }
@@ -274,29 +277,53 @@ impl Text {
             v.push(b'"');
             v
         };
-        let fixed: [(&[u8], Option<Vec<u8>>); 5] = [
-            (br#"{"h":0}"#, Some(quoted(&self.hero_id))),
-            (br#"{"m":0}"#, self.mission_id.as_deref().map(quoted)),
-            (br#"{"c":0}"#, self.session_id.as_deref().map(quoted)),
-            (br#"{"t":0}"#, Some(quoted(&self.event_time))),
-            (br#"{"s":0}"#, Some(sequence.to_string().into_bytes())),
-        ];
-        for (marker, value) in fixed {
-            if at.starts_with(marker) {
-                return value.map(|v| (marker.len(), v));
+        let (len, marker) = marker_at(at)?;
+        let value = match marker {
+            Marker::Hero => Some(quoted(&self.hero_id)),
+            Marker::Mission => self.mission_id.as_deref().map(quoted),
+            Marker::Session => self.session_id.as_deref().map(quoted),
+            Marker::Time => Some(quoted(&self.event_time)),
+            Marker::Sequence => Some(sequence.to_string().into_bytes()),
+            Marker::Event(prefix) => {
+                let mut value = vec![b'"'];
+                value.extend_from_slice(prefix);
+                value.extend_from_slice(self.event_id.as_bytes());
+                value.push(b'"');
+                Some(value)
             }
-        }
-        let rest = at.strip_prefix(br#"{"e":""#)?;
-        let prefix_len = PREFIXES
-            .iter()
-            .find(|p| rest.starts_with(p) && rest[p.len()..].starts_with(br#""}"#))?
-            .len();
-        let mut value = vec![b'"'];
-        value.extend_from_slice(&rest[..prefix_len]);
-        value.extend_from_slice(self.event_id.as_bytes());
-        value.push(b'"');
-        Some((6 + prefix_len + 2, value))
+        };
+        value.map(|v| (len, v))
     }
+}
+
+/// What a marker stands for.
+enum Marker {
+    Hero,
+    Mission,
+    Session,
+    Time,
+    Sequence,
+    /// The event id after one of [`PREFIXES`].
+    Event(&'static [u8]),
+}
+
+/// The marker `at` starts with, and its length.
+fn marker_at(at: &[u8]) -> Option<(usize, Marker)> {
+    let fixed: [(&[u8], Marker); 5] = [
+        (br#"{"h":0}"#, Marker::Hero),
+        (br#"{"m":0}"#, Marker::Mission),
+        (br#"{"c":0}"#, Marker::Session),
+        (br#"{"t":0}"#, Marker::Time),
+        (br#"{"s":0}"#, Marker::Sequence),
+    ];
+    if let Some((text, marker)) = fixed.into_iter().find(|(text, _)| at.starts_with(text)) {
+        return Some((text.len(), marker));
+    }
+    let rest = at.strip_prefix(br#"{"e":""#)?;
+    let prefix = PREFIXES
+        .into_iter()
+        .find(|p| rest.starts_with(p) && rest[p.len()..].starts_with(br#""}"#))?;
+    Some((6 + prefix.len() + 2, Marker::Event(prefix)))
 }
 
 /// The index just past the string that starts at `start` (a `"`), or the text's end.
@@ -358,6 +385,21 @@ mod tests {
         let once = compact(r#"[{"id":"hero-9","set":{}}]"#, &said());
         assert_eq!(once, r#"[{"C":{"h":0},"F":{}}]"#);
         assert_eq!(compact(&once, &said()), once);
+        // Even when a said value is a marker's own text: a session called `tool-`, an event
+        // id `mission-`.
+        let odd = Said {
+            event_id: "mission-",
+            session_id: Some("tool-"),
+            ..said()
+        };
+        let full = r#"[{"id":"tool-mission-","set":{"sessionId":"tool-","openedEventId":"mission-","missionId":"mission-mission-"}}]"#;
+        let once = compact(full, &odd);
+        assert_eq!(
+            once,
+            r#"[{"C":{"e":"tool-"},"F":{"G":{"c":0},"Z":{"e":""},"E":{"e":"mission-"}}}]"#
+        );
+        assert_eq!(compact(&once, &odd), once);
+        assert_eq!(expand(&once, &odd), full);
     }
 
     #[test]
