@@ -285,3 +285,89 @@ async fn a_backup_of_a_pruned_database_brings_its_snapshot_and_rebuilds() {
         String::from_utf8_lossy(&checked.stderr)
     );
 }
+
+/// A replay that starts from the retention snapshot loads each session's open rows from it:
+/// two subagents started (and their `Task` calls running) in events that were pruned are
+/// found by their ids, and the latest running spawner by a third, after the prune; a rebuild
+/// gives the rows the server made.
+#[tokio::test]
+async fn subagents_running_across_a_prune_are_found_by_a_rebuild() {
+    let app = spawn_app_with(|_| {}).await;
+    let s = "across-a-prune";
+    let post = |body: serde_json::Value| app.post_hook_ok(body);
+    post(
+        serde_json::json!({"hook_event_name": "UserPromptSubmit", "session_id": s,
+        "prompt": "fan out"}),
+    )
+    .await;
+    for (call, agent) in [("task-1", "a1"), ("task-2", "a2")] {
+        post(
+            serde_json::json!({"hook_event_name": "PreToolUse", "session_id": s,
+            "tool_name": "Task", "tool_use_id": call,
+            "tool_input": {"description": call, "subagent_type": "Explore"}}),
+        )
+        .await;
+        post(
+            serde_json::json!({"hook_event_name": "SubagentStart", "session_id": s,
+            "agent_id": agent}),
+        )
+        .await;
+    }
+    post(serde_json::json!({"hook_event_name": "Notification", "session_id": "other"})).await;
+    let dir = app.stop().await;
+    let db = dir.path().join("hooklog.db");
+    let conn = open::open_writer(&db, Durability::Full).unwrap();
+    assert_eq!(
+        retention::prune_step(&conn, &keep(1), chrono::Utc::now()).unwrap(),
+        5
+    );
+    drop(conn);
+
+    let app = common::start(hooklog::config::Config::for_path(&db), dir).await;
+    let post = |body: serde_json::Value| app.post_hook_ok(body);
+    for (agent, call) in [("a2", "grep-2"), ("a1", "grep-1")] {
+        post(
+            serde_json::json!({"hook_event_name": "PreToolUse", "session_id": s,
+            "agent_id": agent, "tool_name": "Grep", "tool_use_id": call,
+            "tool_input": {"pattern": call}}),
+        )
+        .await;
+    }
+    post(
+        serde_json::json!({"hook_event_name": "PreToolUse", "session_id": s,
+        "tool_name": "Task", "tool_use_id": "task-3",
+        "tool_input": {"description": "task-3", "subagent_type": "Explore"}}),
+    )
+    .await;
+    post(
+        serde_json::json!({"hook_event_name": "SubagentStart", "session_id": s,
+        "agent_id": "a3"}),
+    )
+    .await;
+    post(
+        serde_json::json!({"hook_event_name": "SubagentStop", "session_id": s,
+        "agent_id": "a1"}),
+    )
+    .await;
+    let (status, missions) = app.get(&format!("/missions?session={s}&limit=100")).await;
+    assert_eq!(status, StatusCode::OK, "{missions}");
+    let titles: Vec<(&str, &str)> = missions["missions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["kind"] == "subagent")
+        .map(|m| (m["title"].as_str().unwrap(), m["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            ("task-3", "active"),
+            ("task-2", "active"),
+            ("task-1", "completed")
+        ]
+    );
+    let db_path = app.db_path.clone();
+    let dir = app.stop().await;
+    assert_rebuilds_to_live(&db_path);
+    drop(dir);
+}
