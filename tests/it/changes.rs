@@ -254,6 +254,23 @@ async fn change_cursors_follow_the_event_stream_rules() {
     assert_eq!(page["nextAfterSequence"], page["changes"][1]["sequence"]);
 }
 
+/// The change rows as stored, and as the `changes_sent` view gives them.
+const AGENT_ROWS: &str = "SELECT sequence, changes FROM agent_changes ORDER BY 1";
+const SENT_ROWS: &str = "SELECT sequence, changes FROM changes_sent ORDER BY 1";
+
+/// Starts a server on `db` (which upgrades it), checks that `GET /changes` sends `sent`, stops
+/// it, and opens the file again.
+async fn upgraded(
+    db: &std::path::Path,
+    dir: tempfile::TempDir,
+    sent: &[Value],
+) -> (tempfile::TempDir, rusqlite::Connection) {
+    let app = common::start(Config::for_path(db), dir).await;
+    assert_eq!(all_changes(&app, 0).await, sent);
+    let dir = app.stop().await;
+    (dir, rusqlite::Connection::open(db).unwrap())
+}
+
 /// Issues 41 and 43: a change row is stored without what its event says (markers in place of
 /// the event's id, time, session, sequence and the row's hero and mission) and with its keys
 /// coded, and `GET /changes` puts the values and keys back. A database whose rows were stored
@@ -278,14 +295,8 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
             .collect()
     };
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let slim = stored(
-        &conn,
-        "SELECT sequence, changes FROM agent_changes ORDER BY 1",
-    );
-    let full = stored(
-        &conn,
-        "SELECT sequence, changes FROM changes_sent ORDER BY 1",
-    );
+    let slim = stored(&conn, AGENT_ROWS);
+    let full = stored(&conn, SENT_ROWS);
     // The view gives what the route sends.
     let parsed = |rows: &[(i64, String)]| -> Vec<(i64, Value)> {
         rows.iter()
@@ -331,23 +342,11 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
          PRAGMA user_version = 18;",
     )
     .unwrap();
-    assert_eq!(
-        stored(
-            &conn,
-            "SELECT sequence, changes FROM agent_changes ORDER BY 1"
-        ),
-        full
-    );
+    assert_eq!(stored(&conn, AGENT_ROWS), full);
     drop(conn);
-    let app = common::start(Config::for_path(&db), dir).await;
-    assert_eq!(all_changes(&app, 0).await, sent);
-    let dir = app.stop().await;
-    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (dir, conn) = upgraded(&db, dir, &sent).await;
     assert_eq!(
-        stored(
-            &conn,
-            "SELECT sequence, changes FROM agent_changes ORDER BY 1"
-        ),
+        stored(&conn, AGENT_ROWS),
         slim,
         "the upgrade stores the rows a fresh database does"
     );
@@ -383,25 +382,13 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
     )
     .unwrap();
     drop(conn);
-    let app = common::start(Config::for_path(&db), dir).await;
-    assert_eq!(all_changes(&app, 0).await, sent);
-    let dir = app.stop().await;
-    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (dir, conn) = upgraded(&db, dir, &sent).await;
     assert_eq!(
-        stored(
-            &conn,
-            "SELECT sequence, changes FROM agent_changes ORDER BY 1"
-        ),
+        stored(&conn, AGENT_ROWS),
         slim,
         "the upgrade from schema 21 codes the keys"
     );
-    assert_eq!(
-        parsed(&stored(
-            &conn,
-            "SELECT sequence, changes FROM changes_sent ORDER BY 1"
-        )),
-        as_sent
-    );
+    assert_eq!(parsed(&stored(&conn, SENT_ROWS)), as_sent);
     drop(conn);
     assert_rebuilds_to_live(&db);
     drop(dir);
