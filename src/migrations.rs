@@ -120,6 +120,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0023_open_rows.sql"),
         false,
     ),
+    (
+        "0024_change_rows_said.sql",
+        include_str!("../migrations/0024_change_rows_said.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -43,7 +43,6 @@ pub const TABLES: &[&str] = &[
     "heroes",
     "missions",
     "tool_uses",
-    "hook_effects",
     "watcher_owners",
     "claims",
     "claim_actions",
@@ -121,7 +120,7 @@ pub fn apply_parsed(
 /// The agent projections of an event: its session row, for a transcript record its hero's
 /// model and the tool calls its results settle ([`agent::apply_transcript`]), and for a hook
 /// event its hero,
-/// missions, tool uses, `hook_effects` row and `agent_changes` row. They raise their alerts through `tables`, so
+/// missions, tool uses and `agent_changes` row. They raise their alerts through `tables`, so
 /// they come before [`apply_rest`]'s.
 pub fn apply_agents(
     tables: &impl Tables,
@@ -152,8 +151,10 @@ pub fn apply_agents(
             tables.session(event, &facts)?;
             let recorder = recorder::Recorder::new(tables);
             effects = agent::apply(&recorder, event, view)?;
-            tables.effects(event.sequence, &effects)?;
             let mut row = recorder.finish(event.sequence, &effects);
+            // A re-post is answered from the change row (`recall`): an event that answered with
+            // a mission has one, as it has a hero (`agent::apply` saves it).
+            debug_assert!(row.is_some() || effects.mission_id.is_none());
             if let Some(request) = permissions::opened(event, view) {
                 let row = row.get_or_insert_with(|| {
                     changes::ChangeRow::new(event.sequence, request.hero_id.clone(), None)
@@ -277,7 +278,7 @@ pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effect
         return Ok(Effects::default());
     };
     let mission_id = conn
-        .prepare_cached("SELECT mission_id FROM hook_effects WHERE sequence = ?1")?
+        .prepare_cached("SELECT mission_id FROM agent_changes WHERE sequence = ?1 AND answered")?
         .query_row([event.sequence], |r| r.get(0))
         .optional()?;
     Ok(Effects {

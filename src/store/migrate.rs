@@ -253,8 +253,9 @@ mod tests {
     }
 
     /// Migration 0011 keys `hook_effects` by sequence (keeping the rows with a mission, of
-    /// events still stored) and leaves `heroes` without the columns its session holds; a
-    /// re-post of an event stored before it is still answered as the first post was.
+    /// events still stored) and leaves `heroes` without the columns its session holds, and 0024
+    /// moves those rows into `agent_changes` (an empty change row for an event that had none);
+    /// a re-post of an event stored before them is still answered as the first post was.
     #[test]
     fn hook_effects_move_to_the_sequence_and_heroes_lose_their_session_columns() {
         let quiet = MIGRATIONS
@@ -276,7 +277,7 @@ mod tests {
         .unwrap();
         migrate(&mut conn).unwrap();
         let effects: Vec<(i64, String)> = conn
-            .prepare("SELECT sequence, mission_id FROM hook_effects")
+            .prepare("SELECT sequence, mission_id FROM agent_changes WHERE answered")
             .unwrap()
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap()

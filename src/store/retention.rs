@@ -176,7 +176,6 @@ fn delete_through(tx: &Connection, through: i64) -> rusqlite::Result<i64> {
     // What an event changed, and the mission it answered with, belong to its history: they go
     // with the event (the snapshot let go of its own when it advanced).
     tx.execute("DELETE FROM agent_changes WHERE sequence <= ?1", [through])?;
-    tx.execute("DELETE FROM hook_effects WHERE sequence <= ?1", [through])?;
     // So is its search text: no hit can point at a pruned event.
     crate::projection::search::prune(tx, through)?;
     let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;

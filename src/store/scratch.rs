@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use std::collections::BTreeMap;
 
 /// Bookkeeping tables the debugger view leaves out.
-const HIDDEN: &[&str] = &["hook_effects", "claim_actions", "agent_changes"];
+const HIDDEN: &[&str] = &["claim_actions", "agent_changes"];
 /// Columns that change with every event of a session; left out of the change lines.
 const NOISY: &[&str] = &[
     "event_count",

@@ -258,32 +258,84 @@ async fn change_cursors_follow_the_event_stream_rules() {
 const AGENT_ROWS: &str = "SELECT sequence, changes FROM agent_changes ORDER BY 1";
 const SENT_ROWS: &str = "SELECT sequence, changes FROM changes_sent ORDER BY 1";
 
-/// Starts a server on `db` (which upgrades it), checks that `GET /changes` sends `sent`, stops
-/// it, and opens the file again.
+/// Hook events posted with an id of their own, so a re-post is a duplicate answered as the
+/// first post was: a prompt (answered with the mission it opens) and a notification during
+/// it (answered with none, though its change row names the mission in progress).
+fn answered_hooks() -> [(&'static str, Value); 2] {
+    [
+        (
+            "ask-1",
+            json!({"hook_event_name": "UserPromptSubmit", "session_id": "asked", "prompt": "p"}),
+        ),
+        (
+            "note-1",
+            json!({"hook_event_name": "Notification", "session_id": "asked", "message": "m"}),
+        ),
+    ]
+}
+
+/// Posts [`answered_hooks`], returning the answers.
+async fn post_answered(app: &common::TestApp) -> Vec<Value> {
+    let mut answers = Vec::new();
+    for (id, body) in answered_hooks() {
+        let response = app
+            .client
+            .post(format!("{}/event", app.url))
+            .header("x-hooklog-event-id", id)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let mut answer: Value = response.json().await.unwrap();
+        answer.as_object_mut().unwrap().remove("duplicate");
+        answers.push(answer);
+    }
+    answers
+}
+
+/// Starts a server on `db` (which upgrades it), checks that `GET /changes` sends `sent` and
+/// that a re-post of [`answered_hooks`] is answered with `answers`, stops it, and opens the
+/// file again.
 async fn upgraded(
     db: &std::path::Path,
     dir: tempfile::TempDir,
     sent: &[Value],
+    answers: &[Value],
 ) -> (tempfile::TempDir, rusqlite::Connection) {
     let app = common::start(Config::for_path(db), dir).await;
     assert_eq!(all_changes(&app, 0).await, sent);
+    assert_eq!(
+        post_answered(&app).await,
+        answers,
+        "re-posts answered as before"
+    );
+    assert_eq!(all_changes(&app, 0).await, sent, "re-posts are duplicates");
     let dir = app.stop().await;
     (dir, rusqlite::Connection::open(db).unwrap())
 }
 
 /// Issues 41 and 43: a change row is stored without what its event says (markers in place of
-/// the event's id, time, session, sequence and the row's hero and mission) and with its keys
-/// coded, and `GET /changes` puts the values and keys back. A database whose rows were stored
-/// in full (schema 18), or with markers but keys in full (schema 21), is rewritten when it is
-/// upgraded: its file holds the slim rows a fresh one would, the route sends the same changes,
-/// and the `changes_sent` view gives sqlite3 users the same text.
+/// the event's id, time, session, sequence and the row's hero and mission; no hero column:
+/// its session's) and with its keys coded, and `GET /changes` puts the values and keys back.
+/// A database whose rows were stored in full (schema 18), or with markers but keys in full
+/// (schema 21), each with the heroes named and the answers in `hook_effects` (schema 23), is
+/// rewritten when it is upgraded: its file holds the slim rows a fresh one would, the route
+/// sends the same changes, a re-posted hook event is answered as before, and the
+/// `changes_sent` view gives sqlite3 users the same text.
 #[tokio::test]
 async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on_upgrade() {
     let app = spawn_app().await;
     for name in ["claude-code-session", "codex-lifecycle", "openclaw-session"] {
         app.post_fixture("/event", name).await;
     }
+    let answers = post_answered(&app).await;
+    assert!(answers[0]["missionId"].is_string(), "{}", answers[0]);
+    assert!(answers[1].get("missionId").is_none(), "{}", answers[1]);
     let sent = all_changes(&app, 0).await;
+    let notified = sent.last().unwrap();
+    assert_eq!(notified["missionId"], answers[0]["missionId"]);
+    assert_eq!(notified["heroId"], answers[1]["heroId"]);
     let dir = app.stop().await;
     let db = dir.path().join("hooklog.db");
     let stored = |conn: &rusqlite::Connection, query: &str| -> Vec<(i64, String)> {
@@ -328,7 +380,17 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
         }
     }
 
+    let columns: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('agent_changes')")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(columns, ["sequence", "mission_id", "changes", "answered"]);
+
     // The database as schema 18 left it: every row in full, no view.
+    common::as_schema_23(&conn);
     conn.execute_batch(
         "UPDATE agent_changes SET changes = (SELECT changes FROM changes_sent s
                                              WHERE s.sequence = agent_changes.sequence);
@@ -344,12 +406,20 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
     .unwrap();
     assert_eq!(stored(&conn, AGENT_ROWS), full);
     drop(conn);
-    let (dir, conn) = upgraded(&db, dir, &sent).await;
+    let (dir, conn) = upgraded(&db, dir, &sent, &answers).await;
     assert_eq!(
         stored(&conn, AGENT_ROWS),
         slim,
         "the upgrade stores the rows a fresh database does"
     );
+    let gone: bool = conn
+        .query_row(
+            "SELECT NOT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'hook_effects')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(gone);
 
     // The database as schema 21 left it: markers, but every key in full.
     let keyed: Vec<(i64, String)> = slim
@@ -363,6 +433,7 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
             (*sequence, text)
         })
         .collect();
+    common::as_schema_23(&conn);
     assert!(
         keyed
             .iter()
@@ -382,7 +453,7 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
     )
     .unwrap();
     drop(conn);
-    let (dir, conn) = upgraded(&db, dir, &sent).await;
+    let (dir, conn) = upgraded(&db, dir, &sent, &answers).await;
     assert_eq!(
         stored(&conn, AGENT_ROWS),
         slim,

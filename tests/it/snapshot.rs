@@ -153,6 +153,16 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
         ))
         .unwrap();
     }
+    // Schema 14's change rows named their hero, and the missions hook events answered with had
+    // a table of their own (0024).
+    conn.execute_batch(
+        "DROP TABLE snapshot_agent_changes;
+         CREATE TABLE snapshot_agent_changes (sequence INTEGER PRIMARY KEY,
+             hero_id TEXT NOT NULL, mission_id TEXT, changes TEXT NOT NULL);
+         CREATE TABLE snapshot_hook_effects (sequence INTEGER PRIMARY KEY,
+             mission_id TEXT NOT NULL);",
+    )
+    .unwrap();
     conn.execute_batch(&format!(
         "DETACH cut;
          DELETE FROM snapshot_agent_changes; DELETE FROM snapshot_hook_effects;
@@ -162,7 +172,6 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
          UPDATE meta SET value = '{PRUNED}' WHERE key = 'pruned_through_sequence';
          INSERT INTO meta VALUES ('snapshot_through_sequence', '{PRUNED}');
          DELETE FROM agent_changes WHERE sequence <= {PRUNED};
-         DELETE FROM hook_effects WHERE sequence <= {PRUNED};
          INSERT INTO search (search, rowid, text)
              SELECT 'delete', sequence, text FROM search_text WHERE sequence <= {PRUNED};
          DELETE FROM search_text WHERE sequence <= {PRUNED};
@@ -177,6 +186,8 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
             .collect()
     };
     let live = earlier(dump_projections(&conn));
+    common::as_schema_23(&conn);
+    conn.execute_batch("PRAGMA user_version = 14").unwrap();
     for table in later {
         conn.execute_batch(&format!("DROP TABLE {table}")).unwrap();
     }

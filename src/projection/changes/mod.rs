@@ -55,24 +55,27 @@ pub struct Delta {
     pub set: Map<String, Value>,
 }
 
-/// An `agent_changes` row: the event's hero, the mission it belongs to (the one it opened,
-/// closed or worked in, else its hero's mission in progress) and its deltas as a JSON array
-/// (stored without what the event says: [`ChangeRow::compacted`]).
+/// An `agent_changes` row: the event's hero (its session's, so not stored), the mission it
+/// belongs to (the one it opened, closed or worked in, else its hero's mission in progress),
+/// whether that mission is the one the hook event answered with (the first case), and its
+/// deltas as a JSON array (stored without what the event says: [`ChangeRow::compacted`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChangeRow {
     pub sequence: i64,
     pub hero_id: String,
     pub mission_id: Option<String>,
+    pub answered: bool,
     pub changes: String,
 }
 
 impl ChangeRow {
-    /// A row of `hero_id`'s with no deltas yet.
+    /// A row of `hero_id`'s with no deltas yet, answered with no mission.
     pub fn new(sequence: i64, hero_id: String, mission_id: Option<String>) -> ChangeRow {
         ChangeRow {
             sequence,
             hero_id,
             mission_id,
+            answered: false,
             changes: "[]".into(),
         }
     }
@@ -91,6 +94,7 @@ impl ChangeRow {
     /// The row as it is stored: its deltas without the values its event and row say
     /// ([`stored`]), which [`page`] puts back.
     pub fn compacted(mut self, event: &StoredEvent) -> ChangeRow {
+        debug_assert_eq!(self.hero_id, hero_of(event.session_id.as_deref()));
         let said = Said::of(event, &self.hero_id, self.mission_id.as_deref());
         self.changes = compact(&self.changes, &said);
         self
@@ -98,13 +102,14 @@ impl ChangeRow {
 }
 
 const INSERT: &str =
-    "INSERT INTO agent_changes (sequence, hero_id, mission_id, changes) VALUES (?1, ?2, ?3, ?4)";
+    "INSERT INTO agent_changes (sequence, mission_id, answered, changes) VALUES (?1, ?2, ?3, ?4)";
 
+/// Saves `row`, which must be its event's session's hero's (every hero is: `heroes::hero_id`).
 pub fn save(conn: &Connection, row: &ChangeRow) -> rusqlite::Result<()> {
     conn.prepare_cached(INSERT)?.execute(params![
         row.sequence,
-        row.hero_id,
         row.mission_id,
+        row.answered,
         row.changes
     ])?;
     Ok(())
@@ -116,8 +121,7 @@ pub fn save(conn: &Connection, row: &ChangeRow) -> rusqlite::Result<()> {
 pub fn compact_stored(conn: &Connection) -> rusqlite::Result<u64> {
     const CHUNK: i64 = 10_000;
     let mut read = conn.prepare(
-        "SELECT c.sequence, e.event_id, e.event_time, e.session_id, c.hero_id, c.mission_id,
-                c.changes
+        "SELECT c.sequence, e.event_id, e.event_time, e.session_id, c.mission_id, c.changes
          FROM agent_changes c JOIN events e ON e.sequence = c.sequence
          WHERE c.sequence > ?1 ORDER BY c.sequence LIMIT ?2",
     )?;
@@ -129,8 +133,9 @@ pub fn compact_stored(conn: &Connection) -> rusqlite::Result<u64> {
                 let sequence: i64 = r.get(0)?;
                 let (event_id, event_time, session_id): (String, String, Option<String>) =
                     (r.get(1)?, r.get(2)?, r.get(3)?);
-                let (hero_id, mission_id): (String, Option<String>) = (r.get(4)?, r.get(5)?);
-                let changes: String = r.get(6)?;
+                let hero_id = hero_of(session_id.as_deref());
+                let mission_id: Option<String> = r.get(4)?;
+                let changes: String = r.get(5)?;
                 let said = Said {
                     event_id: &event_id,
                     event_time: &event_time,
@@ -182,22 +187,20 @@ impl Change {
     }
 }
 
+/// The hero of a change row of an event of `session` (every change row has one).
+fn hero_of(session: Option<&str>) -> String {
+    super::heroes::hero_id(session.unwrap_or_default())
+}
+
 fn change(r: &Row<'_>) -> rusqlite::Result<Change> {
-    let (sequence, event_id, event_time, session_id, hero_id, mission_id): (
+    let (sequence, event_id, event_time, session_id, mission_id): (
         i64,
         String,
         String,
         String,
-        String,
         Option<String>,
-    ) = (
-        r.get(0)?,
-        r.get(1)?,
-        r.get(3)?,
-        r.get(4)?,
-        r.get(5)?,
-        r.get(6)?,
-    );
+    ) = (r.get(0)?, r.get(1)?, r.get(3)?, r.get(4)?, r.get(5)?);
+    let hero_id = hero_of(Some(&session_id));
     let said = Said {
         event_id: &event_id,
         event_time: &event_time,
@@ -206,7 +209,7 @@ fn change(r: &Row<'_>) -> rusqlite::Result<Change> {
         hero_id: &hero_id,
         mission_id: mission_id.as_deref(),
     };
-    let changes = expand(r.get_ref(7)?.as_str()?, &said);
+    let changes = expand(r.get_ref(6)?.as_str()?, &said);
     Ok(Change {
         sequence,
         event_type: r.get(2)?,
@@ -231,8 +234,8 @@ pub fn page(
     max_bytes: usize,
 ) -> rusqlite::Result<(Vec<Change>, bool)> {
     let mut statement = conn.prepare_cached(
-        "SELECT c.sequence, e.event_id, e.type, e.event_time, e.session_id, c.hero_id,
-                c.mission_id, c.changes
+        "SELECT c.sequence, e.event_id, e.type, e.event_time, e.session_id, c.mission_id,
+                c.changes
          FROM agent_changes c JOIN events e ON e.sequence = c.sequence
          WHERE c.sequence > ?1 AND c.sequence <= ?2 ORDER BY c.sequence LIMIT ?3",
     )?;

@@ -173,6 +173,7 @@ impl<'t, T> Recorder<'t, T> {
         Some(ChangeRow {
             sequence,
             hero_id,
+            answered: effects.mission_id.is_some(),
             mission_id: effects.mission_id.clone().or(active_mission),
             changes: String::from_utf8(out).expect("serde_json writes UTF-8"),
         })

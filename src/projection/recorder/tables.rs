@@ -3,7 +3,6 @@
 
 use super::{Before, Recorder};
 use crate::event::StoredEvent;
-use crate::projection::Effects;
 use crate::projection::changes::{ChangeRow, Entity};
 use crate::projection::heroes::Hero;
 use crate::projection::missions::Mission;
@@ -123,10 +122,6 @@ impl<T: Tables> Tables for Recorder<'_, T> {
             true => self.tables.save_tool(tool),
             false => Ok(()),
         }
-    }
-
-    fn effects(&self, sequence: i64, effects: &Effects) -> Result<()> {
-        self.tables.effects(sequence, effects)
     }
 
     fn changes(&self, event: &StoredEvent, row: ChangeRow) -> Result<()> {

@@ -4,7 +4,6 @@
 use super::shard::{Shard, Slot};
 use super::{Backing, Changes, Result, SessionRows, Tables};
 use crate::event::StoredEvent;
-use crate::projection::Effects;
 use crate::projection::changes::ChangeRow;
 use crate::projection::heroes::Hero;
 use crate::projection::missions::{self, Mission};
@@ -21,8 +20,6 @@ struct Memory {
     shards: HashMap<String, Shard>,
     /// The sessions whose shard was used since the last take.
     touched: Vec<String>,
-    /// `hook_effects` rows: an event's sequence and the mission it answered with.
-    effects: Vec<(i64, String)>,
     changes: Vec<ChangeRow>,
     /// Sessions whose rows were let go of (idle for a whole write): SQL has them now, so they
     /// are read back from it even in a fresh replay.
@@ -92,7 +89,6 @@ impl<B: Backing> Cached<B> {
         });
         let mut changes = Changes {
             sessions: memory.sessions.changed(),
-            effects: std::mem::take(&mut memory.effects),
             changes: std::mem::take(&mut memory.changes),
             ..Changes::default()
         };
@@ -303,16 +299,6 @@ impl<B: Backing> Tables for Cached<B> {
             shard.keep_tool(tool, true);
             Ok(())
         })
-    }
-
-    fn effects(&self, sequence: i64, effects: &Effects) -> Result<()> {
-        if let Some(mission) = &effects.mission_id {
-            self.memory
-                .borrow_mut()
-                .effects
-                .push((sequence, mission.clone()));
-        }
-        Ok(())
     }
 
     fn changes(&self, event: &StoredEvent, row: ChangeRow) -> Result<()> {

@@ -1,13 +1,12 @@
 //! [`Changes`]: the agent rows a replay changed, taken out of memory, and how they are written.
 
 use super::Result;
-use super::live::SAVE_EFFECTS;
 use crate::projection::changes::{self, ChangeRow};
 use crate::projection::heroes::{self, Hero};
 use crate::projection::missions::{self, Mission};
 use crate::projection::sessions::Record;
 use crate::projection::tool_uses::{self, ToolUse};
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
 /// Agent rows a replay changed, taken out of memory to be written
 /// ([`Cached::take_changes`](super::Cached::take_changes)).
@@ -18,8 +17,6 @@ pub struct Changes {
     pub(super) heroes: Vec<Hero>,
     pub(super) missions: Vec<Mission>,
     pub(super) tools: Vec<ToolUse>,
-    /// `hook_effects` rows: an event's sequence and the mission it answered with.
-    pub(super) effects: Vec<(i64, String)>,
     pub(super) changes: Vec<ChangeRow>,
 }
 
@@ -40,10 +37,6 @@ impl Changes {
         let mut save = tool_uses::saving(conn)?;
         for tool in &self.tools {
             tool_uses::save_with(&mut save, tool)?;
-        }
-        let mut save = conn.prepare_cached(SAVE_EFFECTS)?;
-        for (sequence, mission) in &self.effects {
-            save.execute(params![sequence, mission])?;
         }
         for row in &self.changes {
             changes::save(conn, row)?;

@@ -3,14 +3,13 @@
 
 use super::{Calls, Result, SessionRows, Tables};
 use crate::event::StoredEvent;
-use crate::projection::Effects;
 use crate::projection::alerts;
 use crate::projection::changes::{self, ChangeRow};
 use crate::projection::heroes::{self, Hero};
 use crate::projection::missions::{self, Mission};
 use crate::projection::sessions::{self, Facts, Record};
 use crate::projection::tool_uses::{self, ToolUse};
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use serde_json::Value;
 use std::cell::RefCell;
 
@@ -120,23 +119,7 @@ impl Tables for Live<'_> {
         Ok(())
     }
 
-    fn effects(&self, sequence: i64, effects: &Effects) -> Result<()> {
-        match &effects.mission_id {
-            Some(mission) => save_effects(self.conn, sequence, mission),
-            None => Ok(()),
-        }
-    }
-
     fn changes(&self, event: &StoredEvent, row: ChangeRow) -> Result<()> {
         changes::save(self.conn, &row.compacted(event))
     }
-}
-
-pub(super) const SAVE_EFFECTS: &str =
-    "INSERT OR REPLACE INTO hook_effects (sequence, mission_id) VALUES (?1, ?2)";
-
-fn save_effects(conn: &Connection, sequence: i64, mission: &str) -> Result<()> {
-    conn.prepare_cached(SAVE_EFFECTS)?
-        .execute(params![sequence, mission])?;
-    Ok(())
 }

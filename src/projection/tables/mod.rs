@@ -32,7 +32,6 @@ pub use changed::Changes;
 pub use live::Live;
 pub use session_rows::SessionRows;
 
-use super::Effects;
 use super::changes::ChangeRow;
 use super::heroes::Hero;
 use super::missions::Mission;
@@ -67,9 +66,8 @@ pub trait Tables {
     /// Every running tool use of the session, in the order they started.
     fn running_tools(&self, session: &str) -> Result<Vec<ToolUse>>;
     fn save_tool(&self, tool: ToolUse) -> Result<()>;
-    /// Records the mission a hook event answered with (`hook_effects`, by its sequence).
-    fn effects(&self, sequence: i64, effects: &Effects) -> Result<()>;
     /// Records what a hook event (or a transcript event that set its hero's model) changed in
-    /// the agent rows (`agent_changes`), stored as [`ChangeRow::compacted`] against `event`.
+    /// the agent rows, and the mission a hook event answered with (`agent_changes`), stored as
+    /// [`ChangeRow::compacted`] against `event`.
     fn changes(&self, event: &StoredEvent, row: ChangeRow) -> Result<()>;
 }

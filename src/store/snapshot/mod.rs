@@ -234,7 +234,6 @@ fn apply(
     // What an event changed, and the mission it answered with, belong to its history: they go
     // with the event (the prune step deletes the live rows).
     tx.execute("DELETE FROM agent_changes", [])?;
-    tx.execute("DELETE FROM hook_effects", [])?;
     tx.execute(
         "UPDATE meta SET value = CAST(?2 AS TEXT) WHERE key = ?1",
         rusqlite::params![THROUGH_KEY, through],

@@ -458,3 +458,34 @@ pub fn free_port() -> u16 {
         }
     }
 }
+
+/// Puts a database back as schema 23 left it (before migration 0024): change rows that name
+/// their hero, the answers' missions in `hook_effects`, and 0022's view; for tests that
+/// simulate an older hooklog's file.
+pub fn as_schema_23(conn: &Connection) {
+    let migration = include_str!("../../../migrations/0022_coded_keys.sql");
+    let view = &migration[migration.find("CREATE VIEW changes_sent").unwrap()..];
+    conn.execute_batch(&format!(
+        "DROP VIEW changes_sent;
+         CREATE TABLE agent_changes_23 (
+             sequence   INTEGER PRIMARY KEY,
+             hero_id    TEXT    NOT NULL,
+             mission_id TEXT,
+             changes    TEXT    NOT NULL
+         );
+         INSERT INTO agent_changes_23
+             SELECT c.sequence, h.id, c.mission_id, c.changes
+             FROM agent_changes c JOIN events e ON e.sequence = c.sequence
+             JOIN heroes h ON h.session_id = e.session_id;
+         CREATE TABLE hook_effects (
+             sequence   INTEGER PRIMARY KEY,
+             mission_id TEXT    NOT NULL
+         );
+         INSERT INTO hook_effects SELECT sequence, mission_id FROM agent_changes WHERE answered;
+         DROP TABLE agent_changes;
+         ALTER TABLE agent_changes_23 RENAME TO agent_changes;
+         {view}
+         PRAGMA user_version = 23;"
+    ))
+    .unwrap();
+}
