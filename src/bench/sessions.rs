@@ -9,6 +9,11 @@
 //! `Stop`, `SessionEnd`). A Codex session (one in four) is its `SessionStart` and its turn
 //! (prompt, Bash and apply_patch calls, a permission request, a subagent, `Stop`) played
 //! `turns` times.
+//!
+//! The ids have the shapes the agents send, since they are a good part of each event's bytes:
+//! a session id is a UUID (36 characters, as Claude Code's and Codex's are), a Claude tool use
+//! id `toolu_` and 24 characters (as the Messages API's), a Codex call id `call_` and 24.
+//! Subagent ids keep the fixture's with the session's number and turn appended.
 
 use std::sync::LazyLock;
 
@@ -116,7 +121,7 @@ impl Session {
         Session {
             template,
             number,
-            id: format!("{run}-{number:07}-4e9a-a5c6-1d2f3e4a5b6c"),
+            id: session_id(run, number),
             turns: turns.max(1),
             step: 0,
         }
@@ -136,7 +141,7 @@ impl Session {
         let mut body = line.body.replace(&self.template.session_id, &self.id);
         for call in &self.template.call_ids {
             if body.contains(call.as_str()) {
-                body = body.replace(call, &format!("{call}_{:07}_{turn:03}", self.number));
+                body = body.replace(call, &call_id(call, self.number, turn));
             }
         }
         Some(HookEvent {
@@ -145,6 +150,33 @@ impl Session {
             body,
         })
     }
+}
+
+/// The `number`th session id of `run`: a UUID, distinct for each run and number.
+fn session_id(run: &str, number: usize) -> String {
+    // FNV-1a: a stable hash of the run's name, so two runs on one database differ.
+    let run = run.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!(
+        "{:08x}-{:04x}-4e9a-a5c6-{number:012x}",
+        run >> 32,
+        (run >> 16) & 0xffff
+    )
+}
+
+/// The fixture's call id `call` made fresh for a session's turn, as long as the agent's own:
+/// `toolu_` and 24 characters for Claude Code, `call_` and 24 for Codex.
+fn call_id(call: &str, number: usize, turn: usize) -> String {
+    let fresh = format!("{call}_{number:07}_{turn:03}");
+    let length = if call.starts_with("toolu_") {
+        30
+    } else if call.starts_with("call_") {
+        29
+    } else {
+        return fresh;
+    };
+    format!("{fresh:0<length$}")
 }
 
 impl HookEvent {
@@ -191,11 +223,13 @@ mod tests {
         // Every call id is opened by one PreToolUse and ended at most once.
         let mut opened: HashMap<&str, usize> = HashMap::new();
         for v in &played {
-            assert_eq!(v["session_id"], "run-0000000-4e9a-a5c6-1d2f3e4a5b6c");
+            let session = v["session_id"].as_str().unwrap();
+            assert_eq!(session, played[0]["session_id"]);
+            assert!(uuid::Uuid::parse_str(session).is_ok(), "{session}");
             if v["hook_event_name"] == "PreToolUse" {
-                *opened
-                    .entry(v["tool_use_id"].as_str().unwrap())
-                    .or_default() += 1;
+                let call = v["tool_use_id"].as_str().unwrap();
+                assert!(call.starts_with("toolu_") && call.len() == 30, "{call}");
+                *opened.entry(call).or_default() += 1;
             }
         }
         assert_eq!(opened.len(), 7 + 2 * 6);
@@ -207,9 +241,20 @@ mod tests {
         let codex = events(&mut Session::new("run", 3, 2));
         assert_eq!(codex.len(), 8 + 7);
         assert!(codex[1]["turn_id"].is_string());
+        let calls: Vec<&str> = codex
+            .iter()
+            .filter_map(|v| v["tool_use_id"].as_str())
+            .collect();
+        assert!(!calls.is_empty());
+        assert!(
+            calls
+                .iter()
+                .all(|c| c.starts_with("call_") && c.len() == 29)
+        );
         let a = Session::new("run", 1, 2);
         let b = Session::new("run", 2, 2);
         assert_ne!(a.id(), b.id());
+        assert_ne!(Session::new("other run", 1, 2).id(), a.id());
     }
 
     #[test]
