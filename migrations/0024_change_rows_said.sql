@@ -13,6 +13,8 @@
 DROP VIEW changes_sent;
 ALTER TABLE agent_changes DROP COLUMN hero_id;
 ALTER TABLE agent_changes ADD COLUMN answered INTEGER NOT NULL DEFAULT 0 CHECK (answered IN (0, 1));
+-- The change row's mission is the one `hook_effects` held (both were written from the same
+-- answer); the change row's is kept, since its deltas' `{"m":0}` markers stand for it.
 UPDATE agent_changes SET answered = 1 WHERE sequence IN (SELECT sequence FROM hook_effects);
 -- Every hook event of a hero has a change row, so none should be missing; one that is gets an
 -- empty one, which keeps its answer.

@@ -57,7 +57,7 @@ impl Template {
                 }
             })
             .collect();
-        // Longest first, so an id that is a prefix of another is not replaced inside it.
+        // Longest first: where two start at the same place, the longer is the id there.
         call_ids.sort_by_key(|id| std::cmp::Reverse(id.len()));
         Template {
             lines,
@@ -138,12 +138,8 @@ impl Session {
         }
         let (line, turn) = self.template.line(self.step, self.turns);
         self.step += 1;
-        let mut body = line.body.replace(&self.template.session_id, &self.id);
-        for call in &self.template.call_ids {
-            if body.contains(call.as_str()) {
-                body = body.replace(call, &call_id(call, self.number, turn));
-            }
-        }
+        let body = line.body.replace(&self.template.session_id, &self.id);
+        let body = fresh_calls(&body, &self.template.call_ids, self.number, turn);
         Some(HookEvent {
             event_type: &line.event_type,
             session_id: self.id.clone(),
@@ -165,18 +161,39 @@ fn session_id(run: &str, number: usize) -> String {
     )
 }
 
+/// `body` with each of the fixture's call ids made fresh ([`call_id`]), in one pass, so a
+/// fresh id is never rewritten again (it holds its fixture id).
+fn fresh_calls(body: &str, calls: &[String], number: usize, turn: usize) -> String {
+    let mut out = String::with_capacity(body.len() + 64);
+    let mut rest = body;
+    // The first call id in what is left (the longest of those starting there).
+    while let Some((at, call)) = calls
+        .iter()
+        .filter_map(|call| rest.find(call.as_str()).map(|at| (at, call)))
+        .min_by_key(|(at, call)| (*at, std::cmp::Reverse(call.len())))
+    {
+        out.push_str(&rest[..at]);
+        out.push_str(&call_id(call, number, turn));
+        rest = &rest[at + call.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The fixture's call id `call` made fresh for a session's turn, as long as the agent's own:
-/// `toolu_` and 24 characters for Claude Code, `call_` and 24 for Codex.
+/// `toolu_` and 24 characters for Claude Code, `call_` and 24 for Codex. The padding goes
+/// before the session's number and turn, so no two of them give the same id.
 fn call_id(call: &str, number: usize, turn: usize) -> String {
-    let fresh = format!("{call}_{number:07}_{turn:03}");
-    let length = if call.starts_with("toolu_") {
+    let fresh = format!("_{number:07}_{turn:03}");
+    let length: usize = if call.starts_with("toolu_") {
         30
     } else if call.starts_with("call_") {
         29
     } else {
-        return fresh;
+        0
     };
-    format!("{fresh:0<length$}")
+    let pad = length.saturating_sub(call.len() + fresh.len());
+    format!("{call}{}{fresh}", "0".repeat(pad))
 }
 
 impl HookEvent {
@@ -234,6 +251,23 @@ mod tests {
         }
         assert_eq!(opened.len(), 7 + 2 * 6);
         assert!(opened.values().all(|n| *n == 1));
+    }
+
+    /// Every call of a long session is its own, past the turns where the turn's number grows
+    /// a digit.
+    #[test]
+    fn call_ids_stay_distinct_over_thousands_of_turns() {
+        let mut seen = std::collections::HashSet::new();
+        let mut session = Session::new("run", 0, 10_050);
+        while let Some(event) = session.next_event() {
+            if event.event_type == "PreToolUse" {
+                let v: serde_json::Value = serde_json::from_str(&event.body).unwrap();
+                let call = v["tool_use_id"].as_str().unwrap().to_string();
+                assert!(call.len() >= 30, "{call}");
+                assert!(seen.insert(call.clone()), "{call} twice");
+            }
+        }
+        assert_eq!(seen.len(), 7 + 10_049 * 6);
     }
 
     #[test]
