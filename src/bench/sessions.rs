@@ -8,7 +8,8 @@
 //! `Stop`) played `turns` times, then the fixture's end (a prompt, an auto compact, Bash,
 //! `Stop`, `SessionEnd`). A Codex session (one in four) is its `SessionStart` and its turn
 //! (prompt, Bash and apply_patch calls, a permission request, a subagent, `Stop`) played
-//! `turns` times.
+//! `turns` times, then a `SessionEnd`: the fixture (seed 000's lifecycle) stops at `Stop`, but
+//! the Codex CLI ends its sessions so (docs/hooks.md), and a session never ended stays live.
 //!
 //! The ids have the shapes the agents send, since they are a good part of each event's bytes:
 //! a session id is a UUID (36 characters, as Claude Code's and Codex's are), a Claude tool use
@@ -92,7 +93,19 @@ impl Template {
 }
 
 static CLAUDE_TEMPLATE: LazyLock<Template> = LazyLock::new(|| Template::parse(CLAUDE, 1..19));
-static CODEX_TEMPLATE: LazyLock<Template> = LazyLock::new(|| Template::parse(CODEX, 1..8));
+static CODEX_TEMPLATE: LazyLock<Template> = LazyLock::new(|| {
+    let first: serde_json::Value =
+        serde_json::from_str(CODEX.lines().next().expect("a line")).expect("fixture line");
+    // Codex 0.171's `SessionEnd` body (docs/hooks.md).
+    let end = serde_json::json!({
+        "session_id": first["session_id"],
+        "transcript_path": first["transcript_path"],
+        "cwd": first["cwd"],
+        "hook_event_name": "SessionEnd",
+        "reason": "exit",
+    });
+    Template::parse(&format!("{}\n{end}", CODEX.trim_end()), 1..8)
+});
 
 /// One hook event of a session: its type and raw body.
 pub struct HookEvent {
@@ -273,7 +286,9 @@ mod tests {
     #[test]
     fn every_fourth_session_is_codex_and_each_has_its_own_id() {
         let codex = events(&mut Session::new("run", 3, 2));
-        assert_eq!(codex.len(), 8 + 7);
+        assert_eq!(codex.len(), 9 + 7);
+        assert_eq!(codex.last().unwrap()["hook_event_name"], "SessionEnd");
+        assert_eq!(codex.last().unwrap()["session_id"], codex[0]["session_id"]);
         assert!(codex[1]["turn_id"].is_string());
         let calls: Vec<&str> = codex
             .iter()

@@ -109,8 +109,9 @@ pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Res
 /// or all of them by activity.
 fn list_sql(live: bool, windowed: bool) -> String {
     let from = match (live, windowed) {
+        // The state is the index's key: only that state's sessions are read.
         (true, _) => "(SELECT * FROM sessions INDEXED BY sessions_live
-                       WHERE state <> 'ended' AND last_sequence < ?6)"
+                       WHERE state = ?1 AND state <> 'ended' AND last_sequence < ?6)"
             .to_string(),
         (false, true) => format!(
             "(SELECT * FROM sessions INDEXED BY sessions_by_activity WHERE last_sequence < ?6
@@ -141,12 +142,25 @@ mod tests {
         crate::projection::filter::plan_of(conn, &list_sql(live, windowed), params)
     }
 
-    /// A live state reads the live sessions' index; the rest walk the sessions by activity.
+    /// A live state reads the live sessions' index, that state's alone (a search on its key,
+    /// not a scan of every session not ended); the rest walk the sessions by activity.
     #[test]
     fn each_list_reads_its_index() {
         let conn = Connection::open_in_memory().unwrap();
         crate::migrations::create(&conn).unwrap();
-        assert!(plan(&conn, true, false).contains("sessions_live"));
+        let live = crate::projection::filter::plan_of(
+            &conn,
+            &list_sql(true, false),
+            params![
+                Some("stuck"),
+                None::<&str>,
+                None::<&str>,
+                10,
+                None::<&str>,
+                i64::MAX
+            ],
+        );
+        assert!(live.contains("sessions_live (state=?)"), "{live}");
         for windowed in [false, true] {
             let plan = plan(&conn, false, windowed);
             assert!(plan.contains("sessions_by_activity"), "{plan}");
