@@ -41,7 +41,11 @@ pub(crate) fn forwarder(url: &str, spool: &Path, seconds: u64, body: &Value) -> 
 
 /// What the forwarder printed, once it has exited (exit 0, nothing on stderr).
 pub(crate) fn printed(child: Child) -> String {
-    let output = child.wait_with_output().unwrap();
+    checked(child.wait_with_output().unwrap())
+}
+
+/// What an exited forwarder printed, checking it exited 0 with nothing on stderr.
+pub(crate) fn checked(output: std::process::Output) -> String {
     assert_eq!(output.status.code(), Some(0), "the hook exits 0");
     assert!(output.stderr.is_empty(), "stderr: {:?}", output.stderr);
     String::from_utf8(output.stdout).unwrap()

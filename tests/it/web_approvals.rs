@@ -8,7 +8,7 @@
 //! Skipped, with a message, where `chromium` or `chromedriver` is missing; under `CI=true`
 //! that is a failure.
 
-use crate::approvals::{count, forwarder, post, printed, requests, types};
+use crate::approvals::{checked, count, forwarder, post, requests, types};
 use crate::browser::{Browser, ONE_BROWSER, chromium};
 use crate::common::ServerProcess;
 use serde_json::{Value, json};
@@ -22,15 +22,28 @@ fn request_body(session: &str, command: &str) -> Value {
         "tool_input": {"command": command}, "cwd": "/tmp/p", "transcript_path": "/tmp/p/t.jsonl"})
 }
 
-/// The decision the forwarder printed, as JSON, once it has exited.
+/// The decision the forwarder printed, as JSON, once it has exited. One still waiting at the
+/// deadline is stopped, and the failure says what it had written.
 async fn decision(child: Child) -> Value {
-    let out = tokio::time::timeout(
-        DEADLINE,
-        tokio::task::spawn_blocking(move || printed(child)),
-    )
-    .await
-    .expect("the forwarder exits once the request is decided")
-    .unwrap();
+    let pid = child.id().to_string();
+    let mut exited = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap());
+    let output = match tokio::time::timeout(DEADLINE, &mut exited).await {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            std::process::Command::new("kill")
+                .arg(&pid)
+                .status()
+                .unwrap();
+            let output = exited.await.unwrap();
+            panic!(
+                "the forwarder did not exit within {DEADLINE:?} of the decision; \
+                 stdout {:?}, stderr {:?}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    };
+    let out = checked(output);
     serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"))
 }
 
