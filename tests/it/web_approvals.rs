@@ -22,9 +22,9 @@ fn request_body(session: &str, command: &str) -> Value {
         "tool_input": {"command": command}, "cwd": "/tmp/p", "transcript_path": "/tmp/p/t.jsonl"})
 }
 
-/// The decision the forwarder printed, as JSON, once it has exited. One still waiting at the
-/// deadline is stopped, and the failure says what it had written.
-async fn decision(child: Child) -> Value {
+/// The decision the forwarder waiting on request `which` printed, as JSON, once it has exited.
+/// One still waiting at the deadline is stopped, and the failure says which and what it wrote.
+async fn decision(child: Child, which: &str) -> Value {
     let pid = child.id().to_string();
     let mut exited = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap());
     let output = match tokio::time::timeout(DEADLINE, &mut exited).await {
@@ -36,7 +36,7 @@ async fn decision(child: Child) -> Value {
                 .unwrap();
             let output = exited.await.unwrap();
             panic!(
-                "the forwarder did not exit within {DEADLINE:?} of the decision; \
+                "the forwarder of {which} did not exit within {DEADLINE:?} of its decision; \
                  stdout {:?}, stderr {:?}",
                 String::from_utf8_lossy(&output.stdout),
                 String::from_utf8_lossy(&output.stderr)
@@ -176,7 +176,7 @@ async fn a_request_is_denied_from_its_board_card_with_a_message_the_forwarder_pr
     browser.click(&format!("{s1} .approval button.deny")).await;
 
     assert_eq!(
-        decision(child).await,
+        decision(child, "the board card's request").await,
         json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
             "decision": {"behavior": "deny", "message": "not on main"}}})
     );
@@ -254,7 +254,7 @@ async fn a_request_is_allowed_from_its_session_page_and_one_settled_elsewhere_lo
     .await;
     assert_eq!(answer["resolved"], true, "{answer}");
     assert_eq!(
-        decision(second).await["hookSpecificOutput"]["decision"],
+        decision(second, "the request denied through the API").await["hookSpecificOutput"]["decision"],
         json!({"behavior": "deny"})
     );
     let panels = "[...document.querySelectorAll('.permission-requests .approval')]";
@@ -275,7 +275,7 @@ async fn a_request_is_allowed_from_its_session_page_and_one_settled_elsewhere_lo
         .click(".permission-requests .approval button.allow")
         .await;
     assert_eq!(
-        decision(first).await,
+        decision(first, "the request allowed on the session page").await,
         json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest",
             "decision": {"behavior": "allow"}}})
     );
