@@ -15,6 +15,12 @@
 //! a session id is a UUID (36 characters, as Claude Code's and Codex's are), a Claude tool use
 //! id `toolu_` and 24 characters (as the Messages API's), a Codex call id `call_` and 24.
 //! Subagent ids keep the fixture's with the session's number and turn appended.
+//!
+//! One session in twenty (a Claude Code one) is killed: it stops in its last turn, with its
+//! subagent's grep done and the `Task` that spawned it still running, and posts nothing more (no
+//! `Stop`, no `SessionEnd`), as an agent whose terminal was closed or whose process was killed.
+//! Its session, hero, prompt and subagent missions and `Task` call stay live for good, so a
+//! long log holds more of them the longer it is, as a user's does.
 
 use std::sync::LazyLock;
 
@@ -121,7 +127,15 @@ pub struct Session {
     id: String,
     turns: usize,
     step: usize,
+    /// How many events it posts: all of them, or (killed) fewer.
+    len: usize,
 }
+
+/// One session in this many is killed (see the module's documentation).
+pub const KILLED_EVERY: usize = 20;
+/// The events of its last turn a killed session posts: the prompt, a Bash call, the `Task` call's
+/// `PreToolUse`, its subagent's start and its grep.
+const KILLED_AFTER: usize = 7;
 
 impl Session {
     /// The `number`th session of a run whose sessions are `turns` turns long; every fourth is
@@ -131,12 +145,18 @@ impl Session {
             3 => &CODEX_TEMPLATE,
             _ => &CLAUDE_TEMPLATE,
         };
+        let turns = turns.max(1);
+        let len = match number % KILLED_EVERY == KILLED_EVERY / 2 {
+            true => template.turn.start + template.turn.len() * (turns - 1) + KILLED_AFTER,
+            false => template.len(turns),
+        };
         Session {
             template,
             number,
             id: session_id(run, number),
-            turns: turns.max(1),
+            turns,
             step: 0,
+            len,
         }
     }
 
@@ -146,7 +166,7 @@ impl Session {
 
     /// The session's next hook event, `None` once it has ended.
     pub fn next_event(&mut self) -> Option<HookEvent> {
-        if self.step >= self.template.len(self.turns) {
+        if self.step >= self.len {
             return None;
         }
         let (line, turn) = self.template.line(self.step, self.turns);
@@ -304,6 +324,31 @@ mod tests {
         let b = Session::new("run", 2, 2);
         assert_ne!(a.id(), b.id());
         assert_ne!(Session::new("other run", 1, 2).id(), a.id());
+    }
+
+    /// A killed session stops in its last turn, its `Task` call and subagent open.
+    #[test]
+    fn one_session_in_twenty_is_killed_in_its_last_turn() {
+        let killed = events(&mut Session::new("run", KILLED_EVERY / 2, 3));
+        assert_eq!(killed.len(), 1 + 2 * 18 + KILLED_AFTER);
+        let names: Vec<&str> = killed
+            .iter()
+            .map(|v| v["hook_event_name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names.iter().filter(|n| **n == "Stop").count(), 2);
+        assert!(!names.contains(&"SessionEnd"));
+        assert_eq!(
+            names[names.len() - 4..],
+            ["PreToolUse", "SubagentStart", "PreToolUse", "PostToolUse"]
+        );
+        assert_eq!(killed[killed.len() - 4]["tool_name"], "Task");
+        let whole = (0..KILLED_EVERY)
+            .filter(|n| *n != KILLED_EVERY / 2)
+            .all(|n| {
+                let played = events(&mut Session::new("run", n, 2));
+                played.last().unwrap()["hook_event_name"] == "SessionEnd"
+            });
+        assert!(whole);
     }
 
     #[test]
