@@ -125,6 +125,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0024_change_rows_said.sql"),
         false,
     ),
+    (
+        "0025_killed_agents.sql",
+        include_str!("../migrations/0025_killed_agents.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -88,15 +88,15 @@ const VIEW_BY_ACTIVITY: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, 
      s.last_event_time, s.last_sequence
      FROM sessions s INDEXED BY sessions_by_activity CROSS JOIN heroes h ON h.session_id = s.id";
 
-/// [`VIEW`] from the heroes not ended (`heroes_live`: the agents live now, and any killed
-/// without a `SessionEnd`, however long the log),
-/// each joined to its session and sorted, rather than walking every session by activity to
-/// find them.
+/// [`VIEW`] from the sessions whose hero is in one live state (`?1`), newest first, through
+/// `sessions_heroes_live`: the agents live now, and any killed without a `SessionEnd` (those
+/// stay live for good), keyed by the hero's state (`sessions.hero_state`, which triggers keep
+/// equal to it) and its session's activity, so a page reads as many as it shows.
 const VIEW_LIVE: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
      h.state, h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
      s.last_event_time, s.last_sequence
-     FROM heroes h INDEXED BY heroes_live CROSS JOIN sessions s ON s.id = h.session_id
-     WHERE h.state <> 'ended'";
+     FROM sessions s INDEXED BY sessions_heroes_live CROSS JOIN heroes h ON h.session_id = s.id
+     WHERE s.hero_state = ?1 AND s.hero_state <> 'ended'";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
     Ok(Hero {
@@ -136,8 +136,9 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<HeroView>> {
         .optional()
 }
 
-/// Heroes by most recent activity, optionally in one state: a live one's from `heroes_live`,
-/// the ended ones by walking the sessions by activity (most heroes have ended).
+/// Heroes by most recent activity, optionally in one state: a live one's from
+/// `sessions_heroes_live`, the ended ones by walking the sessions by activity (most heroes have
+/// ended).
 pub fn list(
     conn: &Connection,
     state: Option<HeroState>,
@@ -157,20 +158,35 @@ fn list_sql(state: Option<HeroState>) -> String {
         Some(HeroState::Ended) => {
             format!("{VIEW_BY_ACTIVITY} WHERE h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2")
         }
-        Some(_) => {
-            format!("{VIEW_LIVE} AND h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2")
-        }
+        Some(_) => format!("{VIEW_LIVE} ORDER BY s.last_sequence DESC LIMIT ?2"),
     }
 }
 
-/// The heroes whose session has not ended, by most recent activity.
+/// The heroes not ended, by most recent activity: the newest `limit` of each live state,
+/// merged, so it reads a page's worth a state however many agents were killed.
 pub fn live(conn: &Connection, limit: u32) -> rusqlite::Result<Vec<HeroView>> {
-    conn.prepare_cached(&format!(
-        "{VIEW_LIVE} ORDER BY s.last_sequence DESC LIMIT ?1"
-    ))?
-    .query_map(params![limit], view)?
-    .collect()
+    conn.prepare_cached(&LIVE_SQL)?
+        .query_map(params![limit], view)?
+        .collect()
 }
+
+/// The statement [`live`] runs.
+static LIVE_SQL: LazyLock<String> = LazyLock::new(|| {
+    let each: Vec<String> = HeroState::ALL
+        .iter()
+        .filter(|state| **state != HeroState::Ended)
+        .map(|state| {
+            format!(
+                "SELECT * FROM ({} ORDER BY s.last_sequence DESC LIMIT ?1)",
+                VIEW_LIVE.replace("?1", &format!("'{}'", state.as_str()))
+            )
+        })
+        .collect();
+    format!(
+        "SELECT * FROM ({}) ORDER BY last_sequence DESC LIMIT ?1",
+        each.join(" UNION ALL ")
+    )
+});
 
 /// The statement [`save`] runs, prepared once by [`saving`] to write many rows.
 static SAVE: LazyLock<String> = LazyLock::new(|| {
@@ -223,12 +239,81 @@ mod tests {
         assert_eq!(hero_id("s1"), "hero-2447791c-2a1b-5a88-8ee3-2ad24ec089f4");
     }
 
+    /// A session's `hero_state` is its hero's state whichever row is written first, and
+    /// follows the hero's changes; the live heroes come newest first across their states.
+    #[test]
+    fn a_session_carries_its_heros_state_and_live_heroes_merge_by_activity() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        let session = |id: &str, last: i64| {
+            conn.execute(
+                "INSERT INTO sessions (id, source, state, first_sequence, last_sequence,
+                     event_count, first_event_time, last_event_time)
+                 VALUES (?1, 'hook', 'active', 1, ?2, 1, 't', 't')",
+                params![id, last],
+            )
+            .unwrap();
+        };
+        let hero = |session: &str, state: HeroState| {
+            let hero = Hero {
+                id: hero_id(session),
+                session_id: session.into(),
+                cli: "claude-code".into(),
+                cwd: "/".into(),
+                tty: None,
+                model: None,
+                faction: None,
+                state,
+                active_mission_id: None,
+                mission_count: 0,
+                spawned_event_id: format!("e-{session}"),
+                spawned_at: "t".into(),
+            };
+            save(&conn, &hero).unwrap();
+        };
+        let carried = |session: &str| -> Option<String> {
+            conn.query_row(
+                "SELECT hero_state FROM sessions WHERE id = ?1",
+                [session],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        // The session first, then its hero; the hero first, then its session.
+        session("a", 3);
+        hero("a", HeroState::Idle);
+        hero("b", HeroState::Active);
+        session("b", 5);
+        assert_eq!(carried("a").as_deref(), Some("idle"));
+        assert_eq!(carried("b").as_deref(), Some("active"));
+        // No hero, no state.
+        session("c", 7);
+        assert_eq!(carried("c"), None);
+        // The hero's changes follow (a save of the same row is an upsert).
+        hero("a", HeroState::AwaitingInput);
+        assert_eq!(carried("a").as_deref(), Some("awaiting_input"));
+        hero("d", HeroState::Active);
+        session("d", 9);
+        hero("d", HeroState::Ended);
+        assert_eq!(carried("d").as_deref(), Some("ended"));
+        // Live: newest first over the states, the ended one left out; a limit cuts the merge.
+        let ids = |views: Vec<HeroView>| -> Vec<String> {
+            views.into_iter().map(|v| v.hero.session_id).collect()
+        };
+        assert_eq!(ids(live(&conn, 10).unwrap()), ["b", "a"]);
+        assert_eq!(ids(live(&conn, 1).unwrap()), ["b"]);
+        assert_eq!(
+            ids(list(&conn, Some(HeroState::AwaitingInput), 10).unwrap()),
+            ["a"]
+        );
+    }
+
     /// The statement `list` runs for `state`, and its plan, one step a line.
     fn plan(conn: &Connection, state: Option<HeroState>) -> String {
         super::super::filter::plan_of(conn, &list_sql(state), params![state, 10])
     }
 
-    /// A live state reads the live heroes alone; no state and `ended` walk the sessions by
+    /// A live state reads that state's newest heroes alone; no state and `ended` walk the sessions by
     /// activity without sorting them, so a page stops once it is full.
     #[test]
     fn each_list_reads_an_index_in_its_order_or_the_live_rows() {
@@ -239,10 +324,22 @@ mod tests {
             assert!(plan.contains("sessions_by_activity"), "{state:?}: {plan}");
             assert!(!plan.contains("TEMP B-TREE"), "{state:?}: {plan}");
         }
-        for state in [HeroState::Active, HeroState::Idle, HeroState::AwaitingInput] {
+        for state in [HeroState::Idle, HeroState::Active, HeroState::AwaitingInput] {
             let plan = plan(&conn, Some(state));
-            assert!(plan.contains("heroes_live"), "{state:?}: {plan}");
+            assert!(
+                plan.contains("sessions_heroes_live (hero_state=?)"),
+                "{state:?}: {plan}"
+            );
+            assert!(!plan.contains("TEMP B-TREE"), "{state:?}: {plan}");
         }
+        // Every live hero: each state's newest, merged (only the merge sorts).
+        let plan = super::super::filter::plan_of(&conn, &LIVE_SQL, params![10]);
+        assert_eq!(
+            plan.matches("sessions_heroes_live (hero_state=?)").count(),
+            3,
+            "{plan}"
+        );
         assert!(list(&conn, Some(HeroState::Active), 10).unwrap().is_empty());
+        assert!(live(&conn, 10).unwrap().is_empty());
     }
 }

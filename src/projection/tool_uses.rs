@@ -233,12 +233,7 @@ pub fn newest(
     if let Some(before) = before {
         scope = scope.bind_integer("opened_sequence < ?", before);
     }
-    let from = match running {
-        // The running ones are few: sorted from their partial index, never found by reading
-        // the newest of every tool use.
-        true => "tool_uses INDEXED BY tool_uses_running",
-        false => "tool_uses",
-    };
+    let from = newest_from(filter);
     let mut rest: Vec<(&str, String)> = Vec::new();
     if let Some(status) = filter.status.filter(|_| !running) {
         rest.push(("status", status.as_str().to_string()));
@@ -302,6 +297,19 @@ pub fn newest(
         tool_uses,
         next_before,
     })
+}
+
+/// What a page of [`newest`] reads its rows from. The running ones come from their partial
+/// indexes, newest first, never found by reading the newest of every tool use: a session's (a
+/// mission's is in its session), or every session's in the order they started, which agents
+/// killed mid-call (their calls stay running) do not make longer to read (migration 0025).
+fn newest_from(filter: &ToolUseFilter) -> &'static str {
+    let of_session = filter.session_id.is_some() || filter.mission_id.is_some();
+    match (filter.status == Some(ToolStatus::Running), of_session) {
+        (true, true) => "tool_uses INDEXED BY tool_uses_running",
+        (true, false) => "tool_uses INDEXED BY tool_uses_running_by_order",
+        (false, _) => "tool_uses",
+    }
 }
 
 /// The terms an index serves: the session, the mission, `status = running`.
@@ -482,6 +490,37 @@ mod tests {
                 plan.contains("USING INDEX tool_uses_"),
                 "{filter:?}: {plan}"
             );
+        }
+    }
+
+    /// A page of running tool uses reads as many as it shows, newest first from the index
+    /// in that order, not every running tool (of every session, or of one) sorted.
+    #[test]
+    fn a_running_page_reads_its_rows_in_order() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        for (session, index) in [
+            (None, "tool_uses_running_by_order (opened_sequence<?)"),
+            (
+                Some("s".to_string()),
+                "tool_uses_running (session_id=? AND opened_sequence<?)",
+            ),
+        ] {
+            let filter = ToolUseFilter {
+                status: Some(ToolStatus::Running),
+                session_id: session,
+                ..Default::default()
+            };
+            let scope = scope_filter(&filter).bind_integer("opened_sequence < ?", 10);
+            let from = newest_from(&filter);
+            let plan = super::super::filter::plan(&conn, scope, |w| {
+                w.sql(
+                    &format!("SELECT {COLUMNS} FROM {from}"),
+                    "ORDER BY opened_sequence DESC",
+                )
+            });
+            assert!(plan.contains(index), "{filter:?}: {plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{filter:?}: {plan}");
         }
     }
 

@@ -458,3 +458,127 @@ async fn session_lists_read_the_live_index_or_a_bounded_window_and_page_on() {
     let (_, idle) = app.get("/heroes?state=idle").await;
     assert_eq!(idle["heroes"], json!([]), "{idle}");
 }
+
+/// Agents killed without `SessionEnd` stay live for good; the live-state pages of sessions and
+/// heroes read each state's rows newest first from their indexes, and a hero's state is its
+/// own (a session made `stuck` by a watcher keeps an `active` hero), whichever of the session
+/// and hero rows the writer wrote first. The file says the same, and rebuilds to it.
+#[tokio::test]
+async fn live_state_pages_list_killed_and_living_agents_newest_first() {
+    let app = spawn_app().await;
+    let hook = |session: &str, name: &str, extra: Value| {
+        let mut body = json!({"hook_event_name": name, "session_id": session,
+            "cwd": "/w", "transcript_path": format!("/w/{session}.jsonl")});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        body
+    };
+    let start = |s: &str| hook(s, "SessionStart", json!({"source": "startup"}));
+    let prompt = |s: &str| hook(s, "UserPromptSubmit", json!({"prompt": "go"}));
+    let call = |s: &str, id: &str| {
+        hook(
+            s,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_use_id": id,
+            "tool_input": {"command": "cargo test"}}),
+        )
+    };
+    let mut bodies = Vec::new();
+    // Three agents killed mid-call: their heroes and sessions stay active.
+    for s in ["k1", "k2", "k3"] {
+        bodies.extend([start(s), prompt(s), call(s, &format!("{s}-1"))]);
+    }
+    bodies.extend([start("i1"), prompt("i1"), hook("i1", "Stop", json!({}))]);
+    bodies.extend([
+        start("w1"),
+        prompt("w1"),
+        hook(
+            "w1",
+            "PermissionRequest",
+            json!({"tool_name": "Bash",
+            "tool_input": {"command": "rm -rf target"}}),
+        ),
+    ]);
+    bodies.extend([
+        start("e1"),
+        hook("e1", "SessionEnd", json!({"reason": "exit"})),
+    ]);
+    bodies.extend([start("s1"), prompt("s1")]);
+    for body in bodies {
+        app.post_hook_ok(body).await;
+    }
+    // A watcher says s1 is stuck: its session is, its hero is still active.
+    let stuck = json!({"type": "stuck", "sessionId": "s1", "paneId": "%1", "cwd": "/w",
+        "transcriptPath": "/w/s1.jsonl", "reason": "stopped", "message": "no output",
+        "timestamp": 1});
+    assert_eq!(
+        app.post_hook("/event/normalized", &stuck).await.0,
+        StatusCode::OK
+    );
+    // k2 goes on working: the newest activity of all.
+    app.post_hook_ok(call("k2", "k2-2")).await;
+
+    let heroes = |state: &'static str| {
+        let app = &app;
+        async move {
+            let (status, page) = app.get(&format!("/heroes?state={state}")).await;
+            assert_eq!(status, StatusCode::OK, "{page}");
+            page["heroes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| h["sessionId"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(heroes("active").await, ["k2", "s1", "k3", "k1"]);
+    assert_eq!(heroes("idle").await, ["i1"]);
+    assert_eq!(heroes("awaiting_input").await, ["w1"]);
+    assert_eq!(heroes("ended").await, ["e1"]);
+    let sessions = |state: &'static str| {
+        let app = &app;
+        async move {
+            let (_, page) = app.get(&format!("/sessions?state={state}")).await;
+            page["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["id"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(sessions("active").await, ["k2", "k3", "k1"]);
+    assert_eq!(sessions("stuck").await, ["s1"]);
+    // The running calls of every session, newest first: k2's second, then the killed ones.
+    let (_, running) = app.get("/tool-uses?status=running").await;
+    let calls: Vec<&str> = running["toolUses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["toolUseId"].as_str().unwrap())
+        .collect();
+    assert_eq!(calls, ["k2-2", "k3-1", "k2-1", "k1-1"], "{running}");
+
+    // In the file, each session carries its hero's state (none for a session without one).
+    let conn = app.db();
+    let differing: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
+             WHERE s.hero_state IS NOT h.state",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(differing, 0);
+    let with_state: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sessions WHERE hero_state IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(with_state, 7);
+    drop(conn);
+    common::assert_rebuilds_to_live(&app.db_path);
+}

@@ -57,10 +57,12 @@ pub const SCAN_WINDOW: u32 = 5_000;
 
 /// Sessions by most recent activity, filtered, each with its hero (joined for the page's rows
 /// alone). A live state (any but `ended`) is read from `sessions_live`, which holds only the
-/// sessions not ended, and sorted; no filter walks `sessions_by_activity` until the page is
-/// full; any other filter reads at most [`SCAN_WINDOW`] sessions of that walk, and a page the
-/// window ended before it was full says where to go on (`next_before`). No page reads every
-/// session of the log, only (for a live state) every session not ended.
+/// sessions not ended, by state and activity, so a page reads its own rows; no filter walks
+/// `sessions_by_activity` until the page is full; any other filter reads at most
+/// [`SCAN_WINDOW`] sessions of that walk, and a page the window ended before it was full says
+/// where to go on (`next_before`). No page reads every
+/// session of the log, nor every session not ended (agents killed without `SessionEnd` stay
+/// live for good).
 pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Result<Page> {
     let live = filter.state.is_some_and(|s| s != SessionState::Ended);
     let filtered = filter.state.is_some()
@@ -109,7 +111,8 @@ pub fn list(conn: &Connection, filter: &ListFilter, limit: u32) -> rusqlite::Res
 /// or all of them by activity.
 fn list_sql(live: bool, windowed: bool) -> String {
     let from = match (live, windowed) {
-        // The state is the index's key: only that state's sessions are read.
+        // The state is the index's first key and activity its second: only that state's
+        // sessions are read, newest first, as many as the page shows.
         (true, _) => "(SELECT * FROM sessions INDEXED BY sessions_live
                        WHERE state = ?1 AND state <> 'ended' AND last_sequence < ?6)"
             .to_string(),
@@ -160,7 +163,12 @@ mod tests {
                 i64::MAX
             ],
         );
-        assert!(live.contains("sessions_live (state=?)"), "{live}");
+        assert!(
+            live.contains("sessions_live (state=? AND last_sequence<?)"),
+            "{live}"
+        );
+        // In the index's order: a page is not every session of the state, sorted.
+        assert!(!live.contains("TEMP B-TREE"), "{live}");
         for windowed in [false, true] {
             let plan = plan(&conn, false, windowed);
             assert!(plan.contains("sessions_by_activity"), "{plan}");

@@ -459,10 +459,30 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// Puts a database back as schema 24 left it (before migration 0025): the live sessions and
+/// heroes indexed by state alone, no `sessions.hero_state` nor its triggers, no index of the
+/// running tool uses by order; for tests that simulate an older hooklog's file.
+pub fn as_schema_24(conn: &Connection) {
+    conn.execute_batch(
+        "DROP TRIGGER heroes_state_on_insert;
+         DROP TRIGGER heroes_state_on_update;
+         DROP TRIGGER sessions_hero_state_on_insert;
+         DROP INDEX sessions_heroes_live;
+         DROP INDEX tool_uses_running_by_order;
+         DROP INDEX sessions_live;
+         ALTER TABLE sessions DROP COLUMN hero_state;
+         CREATE INDEX sessions_live ON sessions (state) WHERE state <> 'ended';
+         CREATE INDEX heroes_live ON heroes (state) WHERE state <> 'ended';
+         PRAGMA user_version = 24;",
+    )
+    .unwrap();
+}
+
 /// Puts a database back as schema 23 left it (before migration 0024): change rows that name
-/// their hero, the answers' missions in `hook_effects`, and 0022's view; for tests that
-/// simulate an older hooklog's file.
+/// their hero, the answers' missions in `hook_effects`, and 0022's view ([`as_schema_24`]
+/// first); for tests that simulate an older hooklog's file.
 pub fn as_schema_23(conn: &Connection) {
+    as_schema_24(conn);
     let migration = include_str!("../../../migrations/0022_coded_keys.sql");
     let view = &migration[migration.find("CREATE VIEW changes_sent").unwrap()..];
     conn.execute_batch(&format!(
