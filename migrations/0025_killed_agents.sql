@@ -1,8 +1,9 @@
 -- Issue 43: the live-state pages stay flat however many agents were killed. An agent killed
 -- without `SessionEnd` (its terminal closed, its process killed) leaves its session and hero
 -- in a live state and its calls running for good, so a year's log holds thousands of them. A
--- page of the sessions or heroes in one live state, or of the running tool uses, read every
--- one of those rows and sorted them, to show the 100 most recent.
+-- page of the sessions or heroes in one live state, of the running tool uses or of the pending
+-- permission requests read every one of those rows and sorted them, to show the 100 most
+-- recent.
 --
 -- Each index now holds its rows in the order the page shows them:
 -- - `sessions_live` by state, then `last_sequence`: a page of one state reads its own rows.
@@ -14,7 +15,9 @@
 --   `heroes.state` by the three triggers below whichever row is written first;
 -- - `tool_uses_running_by_order`: the running tool uses, newest first, for a page of running
 --   tool uses of every session (`tool_uses_running` stays: it is keyed by session, for the
---   writer and the pages of one session).
+--   writer and the pages of one session);
+-- - `permission_requests_pending_by_order`: the same for the pending permission requests (an
+--   agent killed at its prompt leaves its request pending: no hook waits to expire it).
 --
 -- Never edited after it lands.
 
@@ -40,3 +43,5 @@ CREATE INDEX sessions_heroes_live ON sessions (hero_state, last_sequence)
     WHERE hero_state <> 'ended';
 
 CREATE INDEX tool_uses_running_by_order ON tool_uses (opened_sequence) WHERE status = 'running';
+CREATE INDEX permission_requests_pending_by_order ON permission_requests (sequence)
+    WHERE state = 'pending';

@@ -16,11 +16,12 @@
 //! id `toolu_` and 24 characters (as the Messages API's), a Codex call id `call_` and 24.
 //! Subagent ids keep the fixture's with the session's number and turn appended.
 //!
-//! One session in twenty (a Claude Code one) is killed: it stops in its last turn, with its
-//! subagent's grep done and the `Task` that spawned it still running, and posts nothing more (no
-//! `Stop`, no `SessionEnd`), as an agent whose terminal was closed or whose process was killed.
-//! Its session, hero, prompt and subagent missions and `Task` call stay live for good, so a
-//! long log holds more of them the longer it is, as a user's does.
+//! One session in twenty (a Claude Code one) is killed in its last turn and posts nothing more
+//! (no `Stop`, no `SessionEnd`), as an agent whose terminal was closed or whose process was
+//! killed: half of them with their subagent's grep done and the `Task` that spawned it still
+//! running, half at the permission prompt for their `Edit` (the request stays pending: no hook
+//! is left to expire it). Their sessions, heroes, missions, calls and requests stay live for
+//! good, so a long log holds more of them the longer it is, as a user's does.
 
 use std::sync::LazyLock;
 
@@ -134,8 +135,10 @@ pub struct Session {
 /// One session in this many is killed (see the module's documentation).
 pub const KILLED_EVERY: usize = 20;
 /// The events of its last turn a killed session posts: the prompt, a Bash call, the `Task` call's
-/// `PreToolUse`, its subagent's start and its grep.
-const KILLED_AFTER: usize = 7;
+/// `PreToolUse`, its subagent's start and its grep; or, one in two, all that and the rest of the
+/// subagent's work, then the `Edit` call, its `PermissionRequest` and the `Notification` that it
+/// waits.
+const KILLED_AFTER: [usize; 2] = [7, 12];
 
 impl Session {
     /// The `number`th session of a run whose sessions are `turns` turns long; every fourth is
@@ -146,9 +149,11 @@ impl Session {
             _ => &CLAUDE_TEMPLATE,
         };
         let turns = turns.max(1);
-        let len = match number % KILLED_EVERY == KILLED_EVERY / 2 {
-            true => template.turn.start + template.turn.len() * (turns - 1) + KILLED_AFTER,
-            false => template.len(turns),
+        let killed = (number % KILLED_EVERY == KILLED_EVERY / 2)
+            .then(|| KILLED_AFTER[number / KILLED_EVERY % 2]);
+        let len = match killed {
+            Some(after) => template.turn.start + template.turn.len() * (turns - 1) + after,
+            None => template.len(turns),
         };
         Session {
             template,
@@ -326,11 +331,12 @@ mod tests {
         assert_ne!(Session::new("other run", 1, 2).id(), a.id());
     }
 
-    /// A killed session stops in its last turn, its `Task` call and subagent open.
+    /// A killed session stops in its last turn, its `Task` call and subagent open, or (one in
+    /// two) waiting at a permission prompt.
     #[test]
     fn one_session_in_twenty_is_killed_in_its_last_turn() {
         let killed = events(&mut Session::new("run", KILLED_EVERY / 2, 3));
-        assert_eq!(killed.len(), 1 + 2 * 18 + KILLED_AFTER);
+        assert_eq!(killed.len(), 1 + 2 * 18 + KILLED_AFTER[0]);
         let names: Vec<&str> = killed
             .iter()
             .map(|v| v["hook_event_name"].as_str().unwrap())
@@ -342,6 +348,13 @@ mod tests {
             ["PreToolUse", "SubagentStart", "PreToolUse", "PostToolUse"]
         );
         assert_eq!(killed[killed.len() - 4]["tool_name"], "Task");
+        let waiting = events(&mut Session::new("run", KILLED_EVERY + KILLED_EVERY / 2, 3));
+        assert_eq!(waiting.len(), 1 + 2 * 18 + KILLED_AFTER[1]);
+        let last: Vec<&str> = waiting[waiting.len() - 3..]
+            .iter()
+            .map(|v| v["hook_event_name"].as_str().unwrap())
+            .collect();
+        assert_eq!(last, ["PreToolUse", "PermissionRequest", "Notification"]);
         let whole = (0..KILLED_EVERY)
             .filter(|n| *n != KILLED_EVERY / 2)
             .all(|n| {

@@ -445,8 +445,14 @@ fn list_sql(select: &Select, windowed: bool) -> String {
         None => "?2 IS NULL",
     };
     let (from, state) = match (select.state, &select.session) {
-        // The partial index's own condition, written as it is, so the planner can take it.
-        (Some(RequestState::Pending), _) => (
+        // The partial indexes' own condition, written as it is, so the planner can take them:
+        // every session's pending requests newest first, however many agents were killed
+        // waiting at a prompt (theirs stay pending for good: migration 0025); or a session's.
+        (Some(RequestState::Pending), None) => (
+            "permission_requests INDEXED BY permission_requests_pending_by_order",
+            "state = 'pending'",
+        ),
+        (Some(RequestState::Pending), Some(_)) => (
             "permission_requests INDEXED BY permission_requests_pending",
             "state = 'pending'",
         ),
@@ -481,7 +487,25 @@ mod tests {
             session: None,
             before: None,
         };
-        assert!(plan(&pending).contains("permission_requests_pending"));
+        assert!(
+            plan(&pending).contains("permission_requests_pending_by_order (sequence<?)"),
+            "{}",
+            plan(&pending)
+        );
+        assert!(
+            !plan(&pending).contains("TEMP B-TREE"),
+            "{}",
+            plan(&pending)
+        );
+        let pending_of = Select {
+            session: Some("s".into()),
+            ..pending.clone()
+        };
+        assert!(
+            plan(&pending_of).contains("permission_requests_pending (session_id=? AND"),
+            "{}",
+            plan(&pending_of)
+        );
         let session = Select {
             state: Some(RequestState::Denied),
             session: Some("s".into()),

@@ -459,10 +459,11 @@ async fn session_lists_read_the_live_index_or_a_bounded_window_and_page_on() {
     assert_eq!(idle["heroes"], json!([]), "{idle}");
 }
 
-/// Agents killed without `SessionEnd` stay live for good; the live-state pages of sessions and
-/// heroes read each state's rows newest first from their indexes, and a hero's state is its
-/// own (a session made `stuck` by a watcher keeps an `active` hero), whichever of the session
-/// and hero rows the writer wrote first. The file says the same, and rebuilds to it.
+/// Agents killed without `SessionEnd` stay live for good; the live-state pages of sessions,
+/// heroes, running tool uses and pending requests read their rows newest first from indexes,
+/// and a hero's state is its own (a session made `stuck` by a watcher keeps an `active` hero),
+/// whichever of the session and hero rows the writer wrote first. The file says the same, and
+/// rebuilds to it.
 #[tokio::test]
 async fn live_state_pages_list_killed_and_living_agents_newest_first() {
     let app = spawn_app().await;
@@ -559,6 +560,22 @@ async fn live_state_pages_list_killed_and_living_agents_newest_first() {
         .map(|t| t["toolUseId"].as_str().unwrap())
         .collect();
     assert_eq!(calls, ["k2-2", "k3-1", "k2-1", "k1-1"], "{running}");
+    // w1's request stays pending (no hook waits on it to expire it), newest first with any
+    // other; k2's second call opens one too, newer.
+    app.post_hook_ok(hook(
+        "k2",
+        "PermissionRequest",
+        json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}}),
+    ))
+    .await;
+    let (_, pending) = app.get("/permission-requests?state=pending").await;
+    let waiting: Vec<&str> = pending["permissionRequests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(waiting, ["k2", "w1"], "{pending}");
 
     // In the file, each session carries its hero's state (none for a session without one).
     let conn = app.db();

@@ -461,7 +461,7 @@ pub fn free_port() -> u16 {
 
 /// Puts a database back as schema 24 left it (before migration 0025): the live sessions and
 /// heroes indexed by state alone, no `sessions.hero_state` nor its triggers, no index of the
-/// running tool uses by order; for tests that simulate an older hooklog's file.
+/// running tool uses or the pending permission requests by order; for tests that simulate an older hooklog's file.
 pub fn as_schema_24(conn: &Connection) {
     conn.execute_batch(
         "DROP TRIGGER heroes_state_on_insert;
@@ -469,6 +469,7 @@ pub fn as_schema_24(conn: &Connection) {
          DROP TRIGGER sessions_hero_state_on_insert;
          DROP INDEX sessions_heroes_live;
          DROP INDEX tool_uses_running_by_order;
+         DROP INDEX permission_requests_pending_by_order;
          DROP INDEX sessions_live;
          ALTER TABLE sessions DROP COLUMN hero_state;
          CREATE INDEX sessions_live ON sessions (state) WHERE state <> 'ended';
