@@ -12,7 +12,8 @@
 -- - `sessions_heroes_live`, in place of `heroes_live`, the same for the heroes: a hero's
 --   activity is its session's (its row is not rewritten for each event), so the session
 --   carries its hero's state, `hero_state` (NULL for a session without a hero), kept equal to
---   `heroes.state` by the three triggers below whichever row is written first;
+--   `heroes.state` by the four triggers below whichever row is written first, and cleared
+--   when its hero goes (an upgrade that replays into new tables deletes and restores heroes);
 -- - `tool_uses_running_by_order`: the running tool uses, newest first, for a page of running
 --   tool uses of every session (`tool_uses_running` stays: it is keyed by session, for the
 --   writer and the pages of one session);
@@ -32,6 +33,9 @@ END;
 CREATE TRIGGER heroes_state_on_update AFTER UPDATE OF state ON heroes
     WHEN NEW.state IS NOT OLD.state BEGIN
     UPDATE sessions SET hero_state = NEW.state WHERE id = NEW.session_id;
+END;
+CREATE TRIGGER heroes_state_on_delete AFTER DELETE ON heroes BEGIN
+    UPDATE sessions SET hero_state = NULL WHERE id = OLD.session_id;
 END;
 CREATE TRIGGER sessions_hero_state_on_insert AFTER INSERT ON sessions
     WHEN EXISTS (SELECT 1 FROM heroes WHERE session_id = NEW.id) BEGIN

@@ -96,7 +96,7 @@ const VIEW_LIVE: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model
      h.state, h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
      s.last_event_time, s.last_sequence
      FROM sessions s INDEXED BY sessions_heroes_live CROSS JOIN heroes h ON h.session_id = s.id
-     WHERE s.hero_state = ?1 AND s.hero_state <> 'ended'";
+     WHERE s.hero_state = ?1 AND s.hero_state <> 'ended' AND h.state = s.hero_state";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
     Ok(Hero {
@@ -239,8 +239,8 @@ mod tests {
         assert_eq!(hero_id("s1"), "hero-2447791c-2a1b-5a88-8ee3-2ad24ec089f4");
     }
 
-    /// A session's `hero_state` is its hero's state whichever row is written first, and
-    /// follows the hero's changes; the live heroes come newest first across their states.
+    /// A session's `hero_state` is its hero's state whichever row is written first, follows
+    /// the hero's changes and goes with it; the live heroes come newest first across states.
     #[test]
     fn a_session_carries_its_heros_state_and_live_heroes_merge_by_activity() {
         let conn = Connection::open_in_memory().unwrap();
@@ -296,6 +296,11 @@ mod tests {
         session("d", 9);
         hero("d", HeroState::Ended);
         assert_eq!(carried("d").as_deref(), Some("ended"));
+        // A hero deleted (an upgrade that replays into new tables restores them) takes its
+        // state with it.
+        conn.execute("DELETE FROM heroes WHERE session_id = 'd'", [])
+            .unwrap();
+        assert_eq!(carried("d"), None);
         // Live: newest first over the states, the ended one left out; a limit cuts the merge.
         let ids = |views: Vec<HeroView>| -> Vec<String> {
             views.into_iter().map(|v| v.hero.session_id).collect()
@@ -313,8 +318,8 @@ mod tests {
         super::super::filter::plan_of(conn, &list_sql(state), params![state, 10])
     }
 
-    /// A live state reads that state's newest heroes alone; no state and `ended` walk the sessions by
-    /// activity without sorting them, so a page stops once it is full.
+    /// A live state reads that state's newest heroes alone; no state and `ended` walk the
+    /// sessions by activity without sorting them, so a page stops once it is full.
     #[test]
     fn each_list_reads_an_index_in_its_order_or_the_live_rows() {
         let conn = Connection::open_in_memory().unwrap();

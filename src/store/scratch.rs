@@ -13,12 +13,15 @@ use std::collections::BTreeMap;
 
 /// Bookkeeping tables the debugger view leaves out.
 const HIDDEN: &[&str] = &["claim_actions", "agent_changes"];
-/// Columns that change with every event of a session; left out of the change lines.
+/// Columns that change with every event of a session, or say again what another table's
+/// change line says (a session's `hero_state` is its hero's `state`); left out of the change
+/// lines.
 const NOISY: &[&str] = &[
     "event_count",
     "last_sequence",
     "last_event_time",
     "updated_at",
+    "hero_state",
 ];
 /// The longest value shown, in characters.
 const CLIP: usize = 60;

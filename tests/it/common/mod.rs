@@ -461,11 +461,13 @@ pub fn free_port() -> u16 {
 
 /// Puts a database back as schema 24 left it (before migration 0025): the live sessions and
 /// heroes indexed by state alone, no `sessions.hero_state` nor its triggers, no index of the
-/// running tool uses or the pending permission requests by order; for tests that simulate an older hooklog's file.
+/// running tool uses or the pending permission requests by order; for tests that simulate an
+/// older hooklog's file.
 pub fn as_schema_24(conn: &Connection) {
     conn.execute_batch(
         "DROP TRIGGER heroes_state_on_insert;
          DROP TRIGGER heroes_state_on_update;
+         DROP TRIGGER heroes_state_on_delete;
          DROP TRIGGER sessions_hero_state_on_insert;
          DROP INDEX sessions_heroes_live;
          DROP INDEX tool_uses_running_by_order;
