@@ -88,15 +88,20 @@ const VIEW_BY_ACTIVITY: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, 
      s.last_event_time, s.last_sequence
      FROM sessions s INDEXED BY sessions_by_activity CROSS JOIN heroes h ON h.session_id = s.id";
 
-/// [`VIEW`] from the sessions whose hero is in one live state (`?1`), newest first, through
-/// `sessions_heroes_live`: the agents live now, and any killed without a `SessionEnd` (those
-/// stay live for good), keyed by the hero's state (`sessions.hero_state`, which triggers keep
-/// equal to it) and its session's activity, so a page reads as many as it shows.
-const VIEW_LIVE: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
-     h.state, h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
-     s.last_event_time, s.last_sequence
-     FROM sessions s INDEXED BY sessions_heroes_live CROSS JOIN heroes h ON h.session_id = s.id
-     WHERE s.hero_state = ?1 AND s.hero_state <> 'ended' AND h.state = s.hero_state";
+/// [`VIEW`] from the sessions whose hero is in one live state (`state`: a parameter or a
+/// literal), newest first, through `sessions_heroes_live`: the agents live now, and any killed
+/// without a `SessionEnd` (those stay live for good), keyed by the hero's state
+/// (`sessions.hero_state`, which triggers keep equal to it) and its session's activity, so a
+/// page reads as many as it shows.
+fn view_live(state: &str) -> String {
+    format!(
+        "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
+         h.state, h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
+         s.last_event_time, s.last_sequence
+         FROM sessions s INDEXED BY sessions_heroes_live CROSS JOIN heroes h ON h.session_id = s.id
+         WHERE s.hero_state = {state} AND s.hero_state <> 'ended' AND h.state = s.hero_state"
+    )
+}
 
 fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
     Ok(Hero {
@@ -158,7 +163,7 @@ fn list_sql(state: Option<HeroState>) -> String {
         Some(HeroState::Ended) => {
             format!("{VIEW_BY_ACTIVITY} WHERE h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2")
         }
-        Some(_) => format!("{VIEW_LIVE} ORDER BY s.last_sequence DESC LIMIT ?2"),
+        Some(_) => format!("{} ORDER BY s.last_sequence DESC LIMIT ?2", view_live("?1")),
     }
 }
 
@@ -178,7 +183,7 @@ static LIVE_SQL: LazyLock<String> = LazyLock::new(|| {
         .map(|state| {
             format!(
                 "SELECT * FROM ({} ORDER BY s.last_sequence DESC LIMIT ?1)",
-                VIEW_LIVE.replace("?1", &format!("'{}'", state.as_str()))
+                view_live(&format!("'{}'", state.as_str()))
             )
         })
         .collect();

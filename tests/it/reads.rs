@@ -520,46 +520,35 @@ async fn live_state_pages_list_killed_and_living_agents_newest_first() {
     // k2 goes on working: the newest activity of all.
     app.post_hook_ok(call("k2", "k2-2")).await;
 
-    let heroes = |state: &'static str| {
-        let app = &app;
-        async move {
-            let (status, page) = app.get(&format!("/heroes?state={state}")).await;
-            assert_eq!(status, StatusCode::OK, "{page}");
-            page["heroes"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|h| h["sessionId"].as_str().unwrap().to_string())
-                .collect::<Vec<_>>()
-        }
-    };
-    assert_eq!(heroes("active").await, ["k2", "s1", "k3", "k1"]);
-    assert_eq!(heroes("idle").await, ["i1"]);
-    assert_eq!(heroes("awaiting_input").await, ["w1"]);
-    assert_eq!(heroes("ended").await, ["e1"]);
-    let sessions = |state: &'static str| {
-        let app = &app;
-        async move {
-            let (_, page) = app.get(&format!("/sessions?state={state}")).await;
-            page["sessions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s["id"].as_str().unwrap().to_string())
-                .collect::<Vec<_>>()
-        }
-    };
-    assert_eq!(sessions("active").await, ["k2", "k3", "k1"]);
-    assert_eq!(sessions("stuck").await, ["s1"]);
+    assert_eq!(
+        listed(&app, "/heroes?state=active", "heroes", "sessionId").await,
+        ["k2", "s1", "k3", "k1"]
+    );
+    assert_eq!(
+        listed(&app, "/heroes?state=idle", "heroes", "sessionId").await,
+        ["i1"]
+    );
+    assert_eq!(
+        listed(&app, "/heroes?state=awaiting_input", "heroes", "sessionId").await,
+        ["w1"]
+    );
+    assert_eq!(
+        listed(&app, "/heroes?state=ended", "heroes", "sessionId").await,
+        ["e1"]
+    );
+    assert_eq!(
+        listed(&app, "/sessions?state=active", "sessions", "id").await,
+        ["k2", "k3", "k1"]
+    );
+    assert_eq!(
+        listed(&app, "/sessions?state=stuck", "sessions", "id").await,
+        ["s1"]
+    );
     // The running calls of every session, newest first: k2's second, then the killed ones.
-    let (_, running) = app.get("/tool-uses?status=running").await;
-    let calls: Vec<&str> = running["toolUses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["toolUseId"].as_str().unwrap())
-        .collect();
-    assert_eq!(calls, ["k2-2", "k3-1", "k2-1", "k1-1"], "{running}");
+    assert_eq!(
+        listed(&app, "/tool-uses?status=running", "toolUses", "toolUseId").await,
+        ["k2-2", "k3-1", "k2-1", "k1-1"]
+    );
     // w1's request stays pending (no hook waits on it to expire it), newest first with any
     // other; k2's second call opens one too, newer.
     app.post_hook_ok(hook(
@@ -568,34 +557,38 @@ async fn live_state_pages_list_killed_and_living_agents_newest_first() {
         json!({"tool_name": "Bash", "tool_input": {"command": "cargo test"}}),
     ))
     .await;
-    let (_, pending) = app.get("/permission-requests?state=pending").await;
-    let waiting: Vec<&str> = pending["permissionRequests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["sessionId"].as_str().unwrap())
-        .collect();
-    assert_eq!(waiting, ["k2", "w1"], "{pending}");
+    assert_eq!(
+        listed(
+            &app,
+            "/permission-requests?state=pending",
+            "permissionRequests",
+            "sessionId"
+        )
+        .await,
+        ["k2", "w1"]
+    );
 
-    // In the file, each session carries its hero's state (none for a session without one).
-    let conn = app.db();
-    let differing: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
-             WHERE s.hero_state IS NOT h.state",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(differing, 0);
-    let with_state: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM sessions WHERE hero_state IS NOT NULL",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(with_state, 7);
-    drop(conn);
+    // In the file, each session carries its hero's state (none for a session without one):
+    // no session's differs, and the seven with a hero have one.
+    let differing = app.strings(
+        "SELECT s.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
+         WHERE s.hero_state IS NOT h.state",
+    );
+    assert_eq!(differing, Vec::<String>::new());
+    let with_state =
+        app.strings("SELECT id FROM sessions WHERE hero_state IS NOT NULL ORDER BY id");
+    assert_eq!(with_state, ["e1", "i1", "k1", "k2", "k3", "s1", "w1"]);
     common::assert_rebuilds_to_live(&app.db_path);
+}
+
+/// `field` of each row of the list `list` that `GET path` answers (which must be a 200).
+async fn listed(app: &common::TestApp, path: &str, list: &str, field: &str) -> Vec<String> {
+    let (status, page) = app.get(path).await;
+    assert_eq!(status, StatusCode::OK, "{path}: {page}");
+    page[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("{path}: {page}"))
+        .iter()
+        .map(|row| row[field].as_str().unwrap().to_string())
+        .collect()
 }
