@@ -130,6 +130,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0025_killed_agents.sql"),
         false,
     ),
+    (
+        "0026_payload_shared.sql",
+        include_str!("../migrations/0026_payload_shared.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -4,6 +4,7 @@
 pub mod catalogue;
 pub mod id;
 pub mod row;
+pub mod shared;
 pub mod source;
 pub mod time;
 

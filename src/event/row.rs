@@ -4,10 +4,28 @@
 use super::StoredEvent;
 use rusqlite::{Connection, Row};
 
-/// The column list [`stored_event`] reads, in order.
-pub const EVENT_COLUMNS: &str = "sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload, origin";
+/// The column list [`stored_event`] reads, in order, from `events` (named so, not aliased):
+/// the last is the payload fields the event shares with its session, stored once
+/// (`event::shared`).
+/// A `shared` id without its row reads as `''`, which [`stored_event`] refuses: a payload is
+/// never handed out short of its fields.
+pub const EVENT_COLUMNS: &str = "sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload, origin,
+     IIF(events.shared IS NULL, NULL,
+         COALESCE((SELECT payload_shared.fields FROM payload_shared
+                   WHERE payload_shared.id = events.shared), ''))";
 
+/// A row of [`EVENT_COLUMNS`] as the event it stores, its payload whole.
 pub fn stored_event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
+    let mut payload: String = row.get(8)?;
+    if let Some(shared) = row.get::<_, Option<String>>(10)? {
+        payload = super::shared::join(&payload, &shared).ok_or_else(|| {
+            rusqlite::Error::FromSqlConversionFailure(
+                8,
+                rusqlite::types::Type::Text,
+                "a payload whose shared fields are missing or not a JSON object".into(),
+            )
+        })?;
+    }
     Ok(StoredEvent {
         sequence: row.get(0)?,
         event_id: row.get(1)?,
@@ -17,7 +35,7 @@ pub fn stored_event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
         source: row.get(5)?,
         event_time: row.get(6)?,
         received_at: row.get(7)?,
-        payload: row.get(8)?,
+        payload,
         origin: row.get(9)?,
     })
 }

@@ -178,6 +178,15 @@ fn delete_through(tx: &Connection, through: i64) -> rusqlite::Result<i64> {
     tx.execute("DELETE FROM agent_changes WHERE sequence <= ?1", [through])?;
     // So is its search text: no hit can point at a pruned event.
     crate::projection::search::prune(tx, through)?;
+    // The payload fields a session's events shared go when its last event does.
+    tx.execute(
+        "DELETE FROM payload_shared
+         WHERE session_id IN (SELECT DISTINCT session_id FROM events
+                              WHERE sequence <= ?1 AND session_id IS NOT NULL)
+           AND (SELECT e.sequence FROM events e WHERE e.session_id = payload_shared.session_id
+                ORDER BY e.session_sequence DESC LIMIT 1) <= ?1",
+        [through],
+    )?;
     let pruned = tx.execute("DELETE FROM events WHERE sequence <= ?1", [through])?;
     Ok(pruned as i64)
 }
@@ -194,7 +203,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conn = open_writer(&dir.path().join("r.db"), Durability::Normal).unwrap();
         conn.execute(
-            "INSERT INTO events VALUES (1, 'e', 's', 1, 'Stop', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{}', 'here')",
+            "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload, origin) VALUES (1, 'e', 's', 1, 'Stop', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{}', 'here')",
             [],
         )
         .unwrap();
@@ -224,7 +233,7 @@ mod tests {
         let conn = open_writer(&dir.path().join("r.db"), Durability::Normal).unwrap();
         for sequence in 1..=3 {
             conn.execute(
-                "INSERT INTO events VALUES (?1, 'e' || ?1, 's', ?1, 'Stop', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{}', 'here')",
+                "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload, origin) VALUES (?1, 'e' || ?1, 's', ?1, 'Stop', 'x', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{}', 'here')",
                 [sequence],
             )
             .unwrap();

@@ -42,6 +42,7 @@ mod retention;
 mod scale_out;
 mod search;
 mod security;
+mod shared_fields;
 mod snapshot;
 mod storage;
 mod stream_stress;

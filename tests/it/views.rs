@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::Command;
 
-const VIEWS: [&str; 9] = [
+const VIEWS: [&str; 10] = [
     "agents_now",
+    "events_whole",
     "timeline",
     "recent_failures",
     "usage_by_day",
@@ -188,6 +189,24 @@ async fn each_view_answers_its_question_in_the_sqlite3_cli() {
     let sql = "EXPLAIN QUERY PLAN SELECT * FROM timeline WHERE session_id = 'broke'";
     let plan = sqlite3_text(&[], &db, sql).unwrap();
     assert!(plan.contains("SEARCH events USING"), "{plan}");
+
+    // The log's rows keep what is each event's own; the view puts back what its session's
+    // events share.
+    let whole = rows(
+        "SELECT w.type, json_extract(w.payload, '$.cwd') AS cwd,
+                json_extract(w.payload, '$.sessionId') AS said, e.payload AS stored
+         FROM events_whole w JOIN events e USING (sequence)
+         WHERE w.session_id = 'broke' ORDER BY w.session_sequence",
+    );
+    assert_eq!(whole.len(), 3);
+    for row in &whole {
+        assert_eq!(
+            (&row["cwd"], &row["said"]),
+            (&json!("/tmp/p"), &json!("broke")),
+            "{row}"
+        );
+        assert!(!row["stored"].as_str().unwrap().contains("/tmp/p"), "{row}");
+    }
 
     let failure = one("SELECT * FROM recent_failures");
     assert_eq!(

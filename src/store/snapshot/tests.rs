@@ -7,7 +7,7 @@ fn log_with_events(dir: &std::path::Path, events: i64) -> Connection {
     let conn = open_writer(&dir.join("s.db"), Durability::Normal).unwrap();
     for sequence in 1..=events {
         conn.execute(
-            "INSERT INTO events VALUES (?1, ?2, ?3, 1, 'note', 'api',
+            "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload, origin) VALUES (?1, ?2, ?3, 1, 'note', 'api',
                  '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '{}', 'here')",
             rusqlite::params![sequence, format!("e{sequence}"), format!("s{sequence}")],
         )
@@ -88,7 +88,7 @@ fn upgrading_a_pruned_database_takes_the_live_tables_only_when_no_event_is_left(
         .unwrap();
         if events_left {
             conn.execute(
-                "INSERT INTO events VALUES (11, 'e11', NULL, NULL, 'x', 'api', 't', 't', '{}')",
+                "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload) VALUES (11, 'e11', NULL, NULL, 'x', 'api', 't', 't', '{}')",
                 [],
             )
             .unwrap();

@@ -1,11 +1,11 @@
 //! What the writer holds about sessions between events and batches: each session's last
-//! `session_sequence`, its `sessions` row and its tool calls. Holding them saves reading them
+//! `session_sequence`, its `sessions` row, its tool calls and its shared payload fields' rows. Holding them saves reading them
 //! for every event; [`SessionCache`] is where they are begun, kept, undone, written and let go
 //! of, so that nothing else has to know when they go stale.
 
 use crate::projection::tables::{Calls, Live, SessionRows};
 use crate::store::read;
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -26,6 +26,9 @@ pub(super) struct SessionCache {
     /// The tool calls of the sessions the batches touched (`projection::tables::Calls`), kept
     /// on the same terms as `heads` and let go of when a request is undone.
     pub(super) calls: RefCell<Calls>,
+    /// The `payload_shared` rows of the sessions the batches touched: session, then fields,
+    /// then the row's id (`event::shared`). Kept on the same terms as `heads`.
+    shared: HashMap<String, HashMap<String, i64>>,
     /// `PRAGMA data_version` when the last batch began, if it committed: the value changes
     /// (at least) whenever another connection commits, which would make the caches above
     /// stale. The writer's own work outside a batch must not change `sessions` or the events'
@@ -43,6 +46,7 @@ impl SessionCache {
             || self.heads.len() > MAX_HELD_SESSIONS
             || self.rows.get_mut().held() > MAX_HELD_SESSIONS
             || self.calls.get_mut().held() > MAX_HELD_SESSIONS
+            || self.shared.len() > MAX_HELD_SESSIONS
         {
             self.forget();
         }
@@ -56,6 +60,7 @@ impl SessionCache {
         self.heads.clear();
         self.rows.get_mut().clear();
         self.calls.get_mut().clear();
+        self.shared.clear();
         self.data_version = None;
     }
 
@@ -80,6 +85,7 @@ impl SessionCache {
         self.rows.get_mut().undo_request();
         self.heads.clear();
         self.calls.get_mut().clear();
+        self.shared.clear();
     }
 
     /// The next `session_sequence` of a session: from the file the first time (and again after
@@ -97,6 +103,38 @@ impl SessionCache {
         let next = read::session_head(conn, session)? + 1;
         self.heads.insert(session.to_string(), next);
         Ok(next)
+    }
+
+    /// The id of the session's `payload_shared` row holding `fields`, written the first time a
+    /// session's event shares them.
+    pub(super) fn shared_id(
+        &mut self,
+        conn: &Connection,
+        session: &str,
+        fields: &str,
+    ) -> rusqlite::Result<i64> {
+        if let Some(id) = self.shared.get(session).and_then(|s| s.get(fields)) {
+            return Ok(*id);
+        }
+        let stored = conn
+            .prepare_cached("SELECT id FROM payload_shared WHERE session_id = ?1 AND fields = ?2")?
+            .query_row([session, fields], |r| r.get(0))
+            .optional()?;
+        let id = match stored {
+            Some(id) => id,
+            None => {
+                conn.prepare_cached(
+                    "INSERT INTO payload_shared (session_id, fields) VALUES (?1, ?2)",
+                )?
+                .execute([session, fields])?;
+                conn.last_insert_rowid()
+            }
+        };
+        self.shared
+            .entry(session.to_string())
+            .or_default()
+            .insert(fields.to_string(), id);
+        Ok(id)
     }
 
     /// The projections' tables over `conn`, with the session rows and calls held here.

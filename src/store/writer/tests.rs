@@ -381,7 +381,7 @@ fn events_another_connection_committed_are_indexed_from_the_log() {
     let other = open_writer(&dir.path().join("w.db"), Durability::Full).unwrap();
     other
         .execute(
-            "INSERT INTO events VALUES (2, 'e2', 's', 2, 'Stop', 'test',
+            "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload, origin) VALUES (2, 'e2', 's', 2, 'Stop', 'test',
                  '2026-12-03T00:00:00.000Z', '2026-12-03T00:00:00.000Z', ?1, 'here')",
             [said("second words")],
         )

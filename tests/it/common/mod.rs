@@ -459,11 +459,42 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// Puts a database back as schema 25 left it (before migration 0026): every payload whole in
+/// its row, no `payload_shared`; for tests that simulate an older hooklog's file.
+pub fn as_schema_25(conn: &Connection) {
+    let split: Vec<(i64, String, String)> = conn
+        .prepare(
+            "SELECT e.sequence, e.payload, p.fields
+             FROM events e JOIN payload_shared p ON p.id = e.shared",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (sequence, rest, fields) in split {
+        let whole = hooklog::event::shared::join(&rest, &fields).unwrap();
+        conn.execute(
+            "UPDATE events SET payload = ?1 WHERE sequence = ?2",
+            rusqlite::params![whole, sequence],
+        )
+        .unwrap();
+    }
+    conn.execute_batch(
+        "DROP VIEW events_whole;
+         ALTER TABLE events DROP COLUMN shared;
+         DROP TABLE payload_shared;
+         PRAGMA user_version = 25;",
+    )
+    .unwrap();
+}
+
 /// Puts a database back as schema 24 left it (before migration 0025): the live sessions and
 /// heroes indexed by state alone, no `sessions.hero_state` nor its triggers, no index of the
 /// running tool uses or the pending permission requests by order; for tests that simulate an
 /// older hooklog's file.
 pub fn as_schema_24(conn: &Connection) {
+    as_schema_25(conn);
     conn.execute_batch(
         "DROP TRIGGER heroes_state_on_insert;
          DROP TRIGGER heroes_state_on_update;

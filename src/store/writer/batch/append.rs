@@ -3,7 +3,7 @@
 
 use super::super::{AppendError, Appended};
 use super::{Appender, Run, control};
-use crate::event::{NewEvent, StoredEvent};
+use crate::event::{NewEvent, StoredEvent, shared};
 use crate::projection::{self, tables::Live};
 use crate::response;
 use crate::store::read;
@@ -185,11 +185,26 @@ impl Appender {
             received_at,
             &self.settings.origin,
         );
+        // The fields the event shares with its session are stored once (`event::shared`).
+        let split = row
+            .session_id
+            .as_deref()
+            .and_then(|session| shared::split(&row.payload).map(|split| (session, split)));
+        let (payload, shared) = match &split {
+            Some((session, split)) => (
+                split.rest.as_str(),
+                Some(
+                    self.sessions
+                        .shared_id(&self.conn, session, &split.shared)?,
+                ),
+            ),
+            None => (row.payload.as_str(), None),
+        };
         self.conn
             .prepare_cached(
                 "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source,
-                                     event_time, received_at, payload, origin)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                     event_time, received_at, payload, origin, shared)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             )?
             .execute(params![
                 row.sequence,
@@ -200,8 +215,9 @@ impl Appender {
                 row.source,
                 row.event_time,
                 row.received_at,
-                row.payload,
+                payload,
                 row.origin,
+                shared,
             ])?;
         self.head = row.sequence;
         let tables = match self.run {

@@ -172,7 +172,7 @@ fn another_connections_commit_makes_the_writer_read_the_file_again() {
     let other = Connection::open(dir.path().join("w.db")).unwrap();
     other
         .execute(
-            "INSERT INTO events VALUES (2, 'theirs', 's', 2, 'Stop', 'x', 't', 't', '{}', 'there')",
+            "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload, origin) VALUES (2, 'theirs', 's', 2, 'Stop', 'x', 't', 't', '{}', 'there')",
             [],
         )
         .unwrap();
@@ -232,4 +232,60 @@ fn past_the_cap_the_session_caches_are_read_from_the_file_again() {
     let outcomes = commit(&mut writer, vec![vec![event("last", "s1", "{}")]]);
     assert_eq!(positions(&outcomes[0]), [(2 * head, Some(3))]);
     assert_eq!(writer.sessions().rows.get_mut().held(), 1);
+}
+
+#[test]
+fn a_refused_request_takes_its_shared_fields_row_with_it_and_the_next_event_writes_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = writer(&dir);
+    let body = |name: &str| {
+        format!(r#"{{"cwd":"/src/app","eventName":"{name}","sessionId":"n","tool":"Bash"}}"#)
+    };
+    let said = |id: &str, name: &str| NewEvent {
+        event_type: name.into(),
+        ..event(id, "n", &body(name))
+    };
+    commit(&mut writer, vec![vec![event("e1", "s", "{}")]]);
+    // The first request opens session n (and its shared fields' row), then is refused; the
+    // second shares the same fields and must not point at the row the refusal took back.
+    let outcomes = commit(
+        &mut writer,
+        vec![
+            vec![said("n1", "PreToolUse"), event("e1", "s", r#"{"other":1}"#)],
+            vec![said("n2", "PreToolUse")],
+            vec![said("n3", "PostToolUse")],
+        ],
+    );
+    assert!(matches!(outcomes[0], Err(AppendError::Conflict { .. })));
+    assert!(outcomes[1].is_ok() && outcomes[2].is_ok());
+    let conn = writer.conn();
+    let dangling: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM events
+             WHERE shared IS NOT NULL AND shared NOT IN (SELECT id FROM payload_shared)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(dangling, 0);
+    let stored: Vec<(String, String, Option<i64>)> = conn
+        .prepare("SELECT event_id, payload, shared FROM events WHERE session_id = 'n'")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    for (id, payload, shared) in &stored {
+        assert!(payload.ends_with(r#"","tool":"Bash"}"#), "{id}: {payload}");
+        assert!(shared.is_some(), "{id}");
+    }
+    for (id, name) in [("n2", "PreToolUse"), ("n3", "PostToolUse")] {
+        let read = crate::store::read::event_by_id(conn, id).unwrap().unwrap();
+        assert_eq!(read.payload, body(name), "{id} reads whole");
+    }
+    let rows: i64 = conn
+        .query_row("SELECT COUNT(*) FROM payload_shared", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 1, "one row for session n's fields");
 }

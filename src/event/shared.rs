@@ -1,0 +1,163 @@
+//! The payload fields an event shares with the other events of its session, stored once.
+//!
+//! Every hook body repeats what its session already said: its session id, its transcript's
+//! path, its working directory, its permission mode (and, for Codex, its model). About 210
+//! bytes of a 420-byte body. The writer stores the rest of the body in `events.payload`, and
+//! the shared fields once, in a `payload_shared` row of the session that the event names
+//! (`events.shared`): a session has one row for each combination it used (a new one when its
+//! user changes the permission mode, say). Every reader gets the payload whole again ([`join`],
+//! through `event::row`); in `sqlite3`, the `events_whole` view does the same.
+//!
+//! The event name stays in the payload: it changes from one event to the next, so sharing it
+//! would make a row for each of a session's event types.
+//!
+//! A stored payload is canonical JSON (an object's keys sorted, no whitespace: serde_json's own
+//! output), so the split is exact: the two halves are disjoint parts of one sorted object, and
+//! joining them gives back the same bytes. A payload that is not canonical (a key written with
+//! an escape serde_json would not use, say) is stored whole.
+
+use serde_json::value::RawValue;
+use std::collections::BTreeMap;
+
+/// The top-level payload fields that move to `payload_shared` when their value is a string:
+/// each says something about the session, which its events repeat.
+pub const FIELDS: &[&str] = &[
+    "cli",
+    "cwd",
+    "model",
+    "permissionMode",
+    "sessionId",
+    "transcriptPath",
+];
+
+type Object = BTreeMap<String, Box<RawValue>>;
+
+/// A payload split in two: what stays in the event's row, and the fields it shares (a JSON
+/// object, canonical as well).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Split {
+    pub rest: String,
+    pub shared: String,
+}
+
+/// Splits a canonical payload; `None` when nothing would move (no shared field holds a
+/// string) or the payload is not a canonical JSON object.
+pub fn split(payload: &str) -> Option<Split> {
+    if !payload.starts_with('{') {
+        return None;
+    }
+    let mut rest: Object = serde_json::from_str(payload).ok()?;
+    // Canonical: the object, written again, is the payload. Then so is any split of it joined
+    // again, since serializing a sorted map writes its keys in order whichever half held them.
+    if serde_json::to_string(&rest).ok()? != payload {
+        return None;
+    }
+    let mut shared = Object::new();
+    for field in FIELDS {
+        if rest.get(*field).is_some_and(|v| v.get().starts_with('"')) {
+            let (key, value) = rest.remove_entry(*field)?;
+            shared.insert(key, value);
+        }
+    }
+    if shared.is_empty() {
+        return None;
+    }
+    Some(Split {
+        rest: serde_json::to_string(&rest).ok()?,
+        shared: serde_json::to_string(&shared).ok()?,
+    })
+}
+
+/// The payload whole again: `rest` with the `shared` fields put back in key order. `None` if
+/// either is not a JSON object (a row the writer did not write).
+pub fn join(rest: &str, shared: &str) -> Option<String> {
+    let mut whole: Object = serde_json::from_str(rest).ok()?;
+    let shared: Object = serde_json::from_str(shared).ok()?;
+    whole.extend(shared);
+    serde_json::to_string(&whole).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BODY: &str = r#"{"cwd":"/home/dev/src/shop","eventName":"PreToolUse","permissionMode":"default","sessionId":"s-1","tool":"Bash","toolInput":{"command":"cargo test","cwd":"/elsewhere"},"toolUseId":"toolu_1","transcriptPath":"/home/dev/.claude/projects/x/s-1.jsonl"}"#;
+
+    #[test]
+    fn a_hook_body_splits_into_its_own_fields_and_its_session_s_and_joins_back_exactly() {
+        let split = split(BODY).unwrap();
+        assert_eq!(
+            split.rest,
+            r#"{"eventName":"PreToolUse","tool":"Bash","toolInput":{"command":"cargo test","cwd":"/elsewhere"},"toolUseId":"toolu_1"}"#
+        );
+        assert_eq!(
+            split.shared,
+            r#"{"cwd":"/home/dev/src/shop","permissionMode":"default","sessionId":"s-1","transcriptPath":"/home/dev/.claude/projects/x/s-1.jsonl"}"#
+        );
+        assert_eq!(join(&split.rest, &split.shared).unwrap(), BODY);
+    }
+
+    #[test]
+    fn values_keep_their_exact_text_numbers_escapes_and_nulls_included() {
+        let body = r#"{"a":[1,2.50,{"b":null}],"big":123456789012345678901234567890,"c":"\u00e9\n","cwd":"/tmp/\"q\"","n":null,"sessionId":"s"}"#;
+        let split = split(body).unwrap();
+        assert_eq!(split.shared, r#"{"cwd":"/tmp/\"q\"","sessionId":"s"}"#);
+        assert_eq!(join(&split.rest, &split.shared).unwrap(), body);
+    }
+
+    #[test]
+    fn only_strings_move_and_a_body_without_them_stays_whole() {
+        // A shared field holding anything but a string stays where it is.
+        let body = r#"{"cwd":null,"model":{"id":"m"},"sessionId":"s"}"#;
+        let parts = split(body).unwrap();
+        assert_eq!(parts.rest, r#"{"cwd":null,"model":{"id":"m"}}"#);
+        assert_eq!(join(&parts.rest, &parts.shared).unwrap(), body);
+        for whole in [r#"{"cwd":7,"tool":"Bash"}"#, "{}", "[1,2]", r#""text""#, ""] {
+            assert_eq!(split(whole), None, "{whole}");
+        }
+    }
+
+    #[test]
+    fn a_payload_that_is_not_canonical_is_stored_whole() {
+        for body in [
+            // keys out of order, whitespace, a key with an escape serde_json writes otherwise
+            r#"{"sessionId":"s","cwd":"/x"}"#,
+            r#"{"cwd": "/x","sessionId":"s"}"#,
+            r#"{"\u0063wd":"/x","sessionId":"s"}"#,
+            // a repeated key (the parser keeps the last)
+            r#"{"cwd":"/x","cwd":"/y","sessionId":"s"}"#,
+        ] {
+            assert_eq!(split(body), None, "{body}");
+        }
+    }
+
+    #[test]
+    fn every_fixture_hook_body_as_stored_splits_and_joins_back_exactly() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/hooks");
+        let mut split_bodies = 0;
+        for file in std::fs::read_dir(dir).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_none_or(|e| e != "ndjson") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Ok(hook) = crate::ingest::hook::parse(line.as_bytes(), None, None) else {
+                    continue;
+                };
+                let payload = hook.event.payload;
+                if let Some(parts) = split(&payload) {
+                    assert_eq!(join(&parts.rest, &parts.shared).unwrap(), payload);
+                    split_bodies += 1;
+                }
+            }
+        }
+        assert!(split_bodies > 50, "{split_bodies} bodies split");
+    }
+
+    #[test]
+    fn a_join_of_rows_that_are_not_objects_is_refused_not_guessed() {
+        assert_eq!(join("[1]", r#"{"cwd":"/x"}"#), None);
+        assert_eq!(join("{}", "not json"), None);
+        assert_eq!(join("{}", r#"{"cwd":"/x"}"#).unwrap(), r#"{"cwd":"/x"}"#);
+    }
+}
