@@ -39,6 +39,8 @@ impl ExportArgs {
         }
         let conn = Connection::open_with_flags(&self.db, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .with_context(|| format!("opening {}", self.db.display()))?;
+        crate::store::migrate::check_current(&conn)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", self.db.display()))?;
         let scope = match self.session {
             Some(session) => Scope::Session(session),
             None => Scope::Global(Filter::default()),

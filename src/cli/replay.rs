@@ -259,6 +259,8 @@ fn recorded_events(lines: &[Line]) -> anyhow::Result<Vec<(i64, NewEvent)>> {
 fn session_events(db: &std::path::Path, session: &str) -> anyhow::Result<Vec<(i64, NewEvent)>> {
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .with_context(|| format!("opening {}", db.display()))?;
+    crate::store::migrate::check_current(&conn)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", db.display()))?;
     let events = scratch::session_events(&conn, session)?;
     if events.is_empty() {
         bail!("{} has no events of session {session}", db.display());

@@ -257,6 +257,30 @@ fn text(map: &Map<String, Value>, field: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::shared;
+
+    #[test]
+    fn every_fixture_hook_body_as_stored_splits_off_its_shared_fields_and_joins_back_exactly() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/hooks");
+        let mut split_bodies = 0;
+        for file in std::fs::read_dir(dir).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_none_or(|e| e != "ndjson") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&path).unwrap().lines() {
+                let Ok(hook) = parse(line.as_bytes(), None, None) else {
+                    continue;
+                };
+                let payload = hook.event.payload;
+                if let Some(parts) = shared::split(&payload) {
+                    assert_eq!(shared::join(&parts.rest, &parts.shared).unwrap(), payload);
+                    split_bodies += 1;
+                }
+            }
+        }
+        assert!(split_bodies > 50, "{split_bodies} bodies split");
+    }
 
     fn payload(event: &HookEvent) -> Value {
         serde_json::from_str(&event.event.payload).unwrap()

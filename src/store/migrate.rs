@@ -29,6 +29,25 @@ const SNAPSHOT_FILE_MIGRATION: usize = 14;
 /// form once, after the migrations ([`projection::changes::compact_stored`]).
 const CHANGE_FORM_MIGRATION: usize = 21;
 
+/// Whether this hooklog can read a database as it is, without migrating it (the commands that
+/// open it read-only: `export`, `replay --db`); the error says why not, and what to do.
+pub fn check_current(conn: &Connection) -> Result<(), String> {
+    let current = conn
+        .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+        .map_err(|e| e.to_string())? as usize;
+    let ours = MIGRATIONS.len();
+    match current.cmp(&ours) {
+        std::cmp::Ordering::Equal => Ok(()),
+        std::cmp::Ordering::Less => Err(format!(
+            "the database is at schema {current} and this hooklog reads schema {ours}: \
+             start `hooklog serve` on it once to upgrade it"
+        )),
+        std::cmp::Ordering::Greater => Err(format!(
+            "database schema version {current} is newer than this hooklog ({ours})"
+        )),
+    }
+}
+
 /// Applies the migrations this database has not seen yet, all in one transaction.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
     let current = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;

@@ -159,10 +159,14 @@ pub fn finish_interrupted(conn: &Connection) -> rusqlite::Result<i64> {
 /// The log's half of a prune step, in the caller's transaction: records the numbering the
 /// pruned events reach and the new boundary, then deletes the events through `through` with
 /// their history rows. Returns how many events it deleted.
+///
+/// The pruned events are read by `sequence` (`NOT INDEXED`): left to itself, SQLite's planner
+/// reads the whole session index for `session_id IS NOT NULL` instead (172 ms a step at
+/// 5,000,000 events, against 0.5 ms for the range).
 fn delete_through(tx: &Connection, through: i64) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO pruned_sessions (session_id, last_session_sequence)
-         SELECT session_id, MAX(session_sequence) FROM events
+         SELECT session_id, MAX(session_sequence) FROM events NOT INDEXED
          WHERE sequence <= ?1 AND session_id IS NOT NULL GROUP BY session_id
          ON CONFLICT (session_id) DO UPDATE
          SET last_session_sequence = MAX(last_session_sequence, excluded.last_session_sequence)",
@@ -178,10 +182,11 @@ fn delete_through(tx: &Connection, through: i64) -> rusqlite::Result<i64> {
     tx.execute("DELETE FROM agent_changes WHERE sequence <= ?1", [through])?;
     // So is its search text: no hit can point at a pruned event.
     crate::projection::search::prune(tx, through)?;
-    // The payload fields a session's events shared go when its last event does.
+    // The payload fields a session's events shared go when its last event does (a session's
+    // `session_sequence` and `sequence` rise together: the writer numbers both).
     tx.execute(
         "DELETE FROM payload_shared
-         WHERE session_id IN (SELECT DISTINCT session_id FROM events
+         WHERE session_id IN (SELECT session_id FROM events NOT INDEXED
                               WHERE sequence <= ?1 AND session_id IS NOT NULL)
            AND (SELECT e.sequence FROM events e WHERE e.session_id = payload_shared.session_id
                 ORDER BY e.session_sequence DESC LIMIT 1) <= ?1",

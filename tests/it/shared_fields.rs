@@ -211,6 +211,15 @@ async fn shared_fields_are_stored_once_a_session_and_every_reader_gets_the_paylo
     common::assert_rebuilds_to_live(&db_path);
 }
 
+/// `hooklog export --session old` of the file at `db`.
+fn export(db: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(["export", "--session", "old", "--db"])
+        .arg(db)
+        .output()
+        .expect("run hooklog export")
+}
+
 #[tokio::test]
 async fn a_file_from_before_keeps_its_whole_payloads_and_new_events_share() {
     let app = spawn_app().await;
@@ -221,6 +230,14 @@ async fn a_file_from_before_keeps_its_whole_payloads_and_new_events_share() {
     let db_path = app.db_path.clone();
     let dir = app.stop().await;
     common::as_schema_25(&rusqlite::Connection::open(&db_path).unwrap());
+    // A command that reads the file without migrating it says what to do.
+    let refused = export(&db_path);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("schema 25") && said.contains("hooklog serve"),
+        "{said}"
+    );
 
     let app = common::start(hooklog::config::Config::for_path(&db_path), dir).await;
     let (_, after) = app.get("/events?session=old&limit=100").await;
@@ -228,6 +245,18 @@ async fn a_file_from_before_keeps_its_whole_payloads_and_new_events_share() {
         after["events"], before["events"],
         "the upgrade reads the same events"
     );
+    let exported = export(&db_path);
+    assert!(exported.status.success());
+    let mut lines: Vec<Value> = String::from_utf8(exported.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut listed = before["events"].as_array().unwrap().clone();
+    let order = |e: &Value| e["context"]["sequence"].as_i64();
+    lines.sort_by_key(order);
+    listed.sort_by_key(order);
+    assert_eq!(lines, listed, "the export reads the same events");
     assert!(rows(&app, "old").iter().all(|(_, shared)| shared.is_none()));
     for body in turn("new") {
         app.post_hook_ok(body).await;
@@ -270,6 +299,18 @@ async fn retention_takes_a_sessions_shared_fields_with_its_last_event() {
         assert_eq!(event["payload"]["sessionId"], "kept", "{event}");
         assert!(event["payload"]["cwd"].is_string(), "{event}");
     }
+    // A session whose every event was pruned may speak again, with fields it used before:
+    // they are written again (the writer let go of the ids it held when the prune step ran).
+    let back = turn("gone").remove(1);
+    app.post_hook_ok(back.clone()).await;
+    let (_, page) = app.get("/events?session=gone&limit=100").await;
+    let events = page["events"].as_array().unwrap();
+    assert_eq!(events.len(), 1, "{page}");
+    let payload = &events[0]["payload"];
+    assert_eq!(payload["permissionMode"], back["permission_mode"]);
+    assert_eq!(payload["cwd"], back["cwd"]);
+    assert_eq!(payload["transcriptPath"], back["transcript_path"]);
+    assert_eq!(payload["sessionId"], "gone");
     let dangling = app.strings(
         "SELECT CAST(COUNT(*) AS TEXT) FROM events WHERE shared IS NOT NULL
          AND shared NOT IN (SELECT id FROM payload_shared)",

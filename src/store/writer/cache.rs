@@ -13,6 +13,9 @@ use std::collections::HashMap;
 /// bytes each); past it, they are let go of and read again as needed.
 pub(super) const MAX_HELD_SESSIONS: usize = 4_096;
 
+/// Combinations of shared payload fields held for one session, at most.
+const MAX_SHARED_A_SESSION: usize = 64;
+
 /// The writer's session caches. Kept from one batch to the next while no other connection has
 /// committed (see `data_version`); read from the file otherwise.
 #[derive(Default)]
@@ -115,6 +118,14 @@ impl SessionCache {
     ) -> rusqlite::Result<i64> {
         if let Some(id) = self.shared.get(session).and_then(|s| s.get(fields)) {
             return Ok(*id);
+        }
+        // A session whose fields keep changing holds at most this many.
+        if self
+            .shared
+            .get(session)
+            .is_some_and(|s| s.len() >= MAX_SHARED_A_SESSION)
+        {
+            self.shared.remove(session);
         }
         let stored = conn
             .prepare_cached("SELECT id FROM payload_shared WHERE session_id = ?1 AND fields = ?2")?

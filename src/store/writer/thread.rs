@@ -193,8 +193,9 @@ impl WriterThread {
             let conn = self.appender.conn();
             if maintain && self.upkeep.prune(conn, min_step, self.derived.through()) {
                 // A prune step leaves the live `sessions` rows and every session's numbering
-                // as they were; forgetting them anyway (at most once per 1,000 pruned events or
-                // per second) keeps the caches from depending on that.
+                // as they were, but deletes the `payload_shared` rows of the sessions it pruned
+                // whole: the ids held for them must go (a session may speak again). Forgetting
+                // everything (at most once per 1,000 pruned events or per second) is simplest.
                 self.appender.forget_sessions();
             }
             let conn = self.appender.conn();
