@@ -30,7 +30,10 @@ pub const FIELDS: &[&str] = &[
     "transcriptPath",
 ];
 
-type Object = BTreeMap<String, Box<RawValue>>;
+/// A JSON object's members, borrowed from its text: keys in order, values as written. Reading
+/// one fails for a key written with an escape, which is what makes [`write`] exact: a key
+/// without one is written back as it was, between quotes.
+type Members<'a> = BTreeMap<&'a str, &'a RawValue>;
 
 /// A payload split in two: what stays in the event's row, and the fields it shares (a JSON
 /// object, canonical as well).
@@ -41,40 +44,58 @@ pub struct Split {
 }
 
 /// Splits a canonical payload; `None` when nothing would move (no shared field holds a
-/// string) or the payload is not a canonical JSON object.
+/// string) or the payload is not a canonical JSON object with keys written without escapes.
 pub fn split(payload: &str) -> Option<Split> {
     if !payload.starts_with('{') {
         return None;
     }
-    let mut rest: Object = serde_json::from_str(payload).ok()?;
+    let mut rest: Members = serde_json::from_str(payload).ok()?;
     // Canonical: the object, written again, is the payload. Then so is any split of it joined
-    // again, since serializing a sorted map writes its keys in order whichever half held them.
-    if serde_json::to_string(&rest).ok()? != payload {
+    // again, since a sorted map is written in key order whichever half held each member.
+    if write(&rest, payload.len()) != payload {
         return None;
     }
-    let mut shared = Object::new();
+    let mut shared = Members::new();
     for field in FIELDS {
-        if rest.get(*field).is_some_and(|v| v.get().starts_with('"')) {
-            let (key, value) = rest.remove_entry(*field)?;
-            shared.insert(key, value);
+        if let Some(value) = rest.get(field).filter(|v| v.get().starts_with('"')) {
+            shared.insert(field, value);
+            rest.remove(field);
         }
     }
     if shared.is_empty() {
         return None;
     }
     Some(Split {
-        rest: serde_json::to_string(&rest).ok()?,
-        shared: serde_json::to_string(&shared).ok()?,
+        rest: write(&rest, payload.len()),
+        shared: write(&shared, payload.len()),
     })
 }
 
 /// The payload whole again: `rest` with the `shared` fields put back in key order. `None` if
-/// either is not a JSON object (a row the writer did not write).
+/// either is not a JSON object with keys written without escapes (a row the writer did not
+/// write).
 pub fn join(rest: &str, shared: &str) -> Option<String> {
-    let mut whole: Object = serde_json::from_str(rest).ok()?;
-    let shared: Object = serde_json::from_str(shared).ok()?;
-    whole.extend(shared);
-    serde_json::to_string(&whole).ok()
+    let capacity = rest.len() + shared.len();
+    let mut whole: Members = serde_json::from_str(rest).ok()?;
+    whole.extend(serde_json::from_str::<Members>(shared).ok()?);
+    Some(write(&whole, capacity))
+}
+
+/// The object's text, compact, as serde_json writes it.
+fn write(members: &Members, capacity: usize) -> String {
+    let mut out = String::with_capacity(capacity);
+    out.push('{');
+    for (n, (key, value)) in members.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(key);
+        out.push_str("\":");
+        out.push_str(value.get());
+    }
+    out.push('}');
+    out
 }
 
 #[cfg(test)]
@@ -136,5 +157,7 @@ mod tests {
         assert_eq!(join("[1]", r#"{"cwd":"/x"}"#), None);
         assert_eq!(join("{}", "not json"), None);
         assert_eq!(join("{}", r#"{"cwd":"/x"}"#).unwrap(), r#"{"cwd":"/x"}"#);
+        // A key written with an escape is not read back as something else.
+        assert_eq!(join(r#"{"\u0063":1}"#, r#"{"cwd":"/x"}"#), None);
     }
 }
