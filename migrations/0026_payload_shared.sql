@@ -1,6 +1,7 @@
 -- Issue 43: a smaller file. Every hook body repeats what its session already said (its session
--- id, its transcript's path, its working directory, its permission mode; Codex's its model):
--- about 210 of a hook body's 420 bytes, and the largest part of the log left to save.
+-- id, its transcript's path, its working directory, its permission mode, and in some bodies its
+-- model and `cli`): about 210 of a hook body's 420 bytes, and the largest part of the log left
+-- to save.
 --
 -- The writer now stores those fields, when they hold strings, once for each combination a
 -- session uses (a new one when its user changes the permission mode, say), in

@@ -1,7 +1,7 @@
 //! The payload fields an event shares with the other events of its session, stored once.
 //!
 //! Every hook body repeats what its session already said: its session id, its transcript's
-//! path, its working directory, its permission mode (and, for Codex, its model). About 210
+//! path, its working directory, its permission mode (and in some bodies its model). About 210
 //! bytes of a 420-byte body. The writer stores the rest of the body in `events.payload`, and
 //! the shared fields once, in a `payload_shared` row of the session that the event names
 //! (`events.shared`): a session has one row for each combination it used (a new one when its
@@ -13,15 +13,15 @@
 //!
 //! A stored payload is canonical JSON (an object's keys sorted, no whitespace: serde_json's own
 //! output), so the split is exact: the two halves are disjoint parts of one sorted object, and
-//! joining them gives back the same bytes. A payload that is not canonical (a key written with
-//! an escape serde_json would not use, say) is stored whole.
+//! joining them gives back the same bytes. A payload that is not canonical, or has a top-level
+//! key written with an escape, is stored whole.
 
 use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 
 /// The top-level payload fields that move to `payload_shared` when their value is a string:
 /// each says something about the session, which its events repeat.
-pub const FIELDS: &[&str] = &[
+const FIELDS: &[&str] = &[
     "cli",
     "cwd",
     "model",
@@ -46,9 +46,6 @@ pub struct Split {
 /// Splits a canonical payload; `None` when nothing would move (no shared field holds a
 /// string) or the payload is not a canonical JSON object with keys written without escapes.
 pub fn split(payload: &str) -> Option<Split> {
-    if !payload.starts_with('{') {
-        return None;
-    }
     let mut rest: Members = serde_json::from_str(payload).ok()?;
     // Canonical: the object, written again, is the payload. Then so is any split of it joined
     // again, since a sorted map is written in key order whichever half held each member.
@@ -150,6 +147,19 @@ mod tests {
         ] {
             assert_eq!(split(body), None, "{body}");
         }
+    }
+
+    #[test]
+    fn keys_are_written_back_as_serde_json_writes_them_or_the_payload_stays_whole() {
+        // Non-ASCII and U+007F are written as they are: such a body splits and joins back.
+        let body: serde_json::Value =
+            serde_json::json!({"caf\u{e9}\u{7f}": 1, "sessionId": "s", "\u{2028}": "x"});
+        let text = body.to_string();
+        let parts = split(&text).unwrap();
+        assert_eq!(join(&parts.rest, &parts.shared).unwrap(), text);
+        // A key serde_json must escape cannot be read without a copy: stored whole.
+        let body = serde_json::json!({"a\nb": 1, "sessionId": "s"});
+        assert_eq!(split(&body.to_string()), None);
     }
 
     #[test]

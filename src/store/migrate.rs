@@ -42,10 +42,16 @@ pub fn check_current(conn: &Connection) -> Result<(), String> {
             "the database is at schema {current} and this hooklog reads schema {ours}: \
              start `hooklog serve` on it once to upgrade it"
         )),
-        std::cmp::Ordering::Greater => Err(format!(
-            "database schema version {current} is newer than this hooklog ({ours})"
-        )),
+        std::cmp::Ordering::Greater => Err(newer(current)),
     }
+}
+
+/// What a database made by a newer hooklog is told.
+fn newer(current: usize) -> String {
+    format!(
+        "database schema version {current} is newer than this hooklog ({})",
+        MIGRATIONS.len()
+    )
 }
 
 /// Applies the migrations this database has not seen yet, all in one transaction.
@@ -54,10 +60,7 @@ pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
     if current > MIGRATIONS.len() {
         return Err(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
-            Some(format!(
-                "database schema version {current} is newer than this hooklog ({})",
-                MIGRATIONS.len()
-            )),
+            Some(newer(current)),
         ));
     }
     if current == MIGRATIONS.len() {

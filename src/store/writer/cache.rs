@@ -1,5 +1,6 @@
 //! What the writer holds about sessions between events and batches: each session's last
-//! `session_sequence`, its `sessions` row, its tool calls and its shared payload fields' rows. Holding them saves reading them
+//! `session_sequence`, its `sessions` row, its tool calls and the ids of its shared payload
+//! fields' rows. Holding them saves reading them
 //! for every event; [`SessionCache`] is where they are begun, kept, undone, written and let go
 //! of, so that nothing else has to know when they go stale.
 
@@ -10,7 +11,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// Sessions whose counters and rows the writer keeps between batches, at most (about 600
-/// bytes each); past it, they are let go of and read again as needed.
+/// bytes each, and about 300 for each combination of shared payload fields held, usually one
+/// or two); past it, they are let go of and read again as needed.
 pub(super) const MAX_HELD_SESSIONS: usize = 4_096;
 
 /// Combinations of shared payload fields held for one session, at most.
@@ -34,8 +36,9 @@ pub(super) struct SessionCache {
     shared: HashMap<String, HashMap<String, i64>>,
     /// `PRAGMA data_version` when the last batch began, if it committed: the value changes
     /// (at least) whenever another connection commits, which would make the caches above
-    /// stale. The writer's own work outside a batch must not change `sessions` or the events'
-    /// session numbering without calling [`SessionCache::forget`] (a prune step calls it).
+    /// stale. The writer's own work outside a batch must not change `sessions`, the events'
+    /// session numbering or `payload_shared` without calling [`SessionCache::forget`] (a prune
+    /// step, which deletes pruned sessions' `payload_shared` rows, calls it).
     data_version: Option<i64>,
 }
 
@@ -82,8 +85,9 @@ impl SessionCache {
         self.rows.get_mut().keep_request();
     }
 
-    /// Undoes the request's changes to the held session rows. Some counts and calls were for
-    /// rows just undone: they are let go of, and the next event asks the file again.
+    /// Undoes the request's changes to the held session rows. Some counts, calls and shared
+    /// fields' ids were for rows just undone: they are let go of, and the next event asks the
+    /// file again.
     pub(super) fn undo_request(&mut self) {
         self.rows.get_mut().undo_request();
         self.heads.clear();

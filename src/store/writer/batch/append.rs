@@ -190,7 +190,7 @@ impl Appender {
             .session_id
             .as_deref()
             .and_then(|session| shared::split(&row.payload).map(|split| (session, split)));
-        let (payload, shared) = match &split {
+        let (payload, shared_id) = match &split {
             Some((session, split)) => (
                 split.rest.as_str(),
                 Some(
@@ -217,7 +217,7 @@ impl Appender {
                 row.received_at,
                 payload,
                 row.origin,
-                shared,
+                shared_id,
             ])?;
         self.head = row.sequence;
         let tables = match self.run {
