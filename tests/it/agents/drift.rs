@@ -51,7 +51,7 @@ fn reporting() -> bool {
 pub async fn check(rig: &Rig, cli: &Path) {
     let db = rig.db();
     let mut rows = db
-        .prepare("SELECT type, payload FROM events WHERE source = 'hook'")
+        .prepare("SELECT type, payload FROM events_whole WHERE source = 'hook'")
         .unwrap();
     let (mut events, mut fields) = (BTreeSet::new(), BTreeSet::new());
     let mut seen = BTreeSet::new();
