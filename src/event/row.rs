@@ -7,6 +7,7 @@ use rusqlite::{Connection, Row};
 /// The column list [`stored_event`] reads, in order, from `events` (named so, not aliased):
 /// the last is the payload fields the event shares with its session, stored once
 /// (`event::shared`).
+///
 /// A `shared` id without its row reads as `''`, which [`stored_event`] refuses: a payload is
 /// never handed out short of its fields.
 pub const EVENT_COLUMNS: &str = "sequence, event_id, session_id, session_sequence, type, source, event_time, received_at, payload, origin,

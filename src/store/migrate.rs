@@ -32,9 +32,7 @@ const CHANGE_FORM_MIGRATION: usize = 21;
 /// Whether this hooklog can read a database as it is, without migrating it (the commands that
 /// open it read-only: `export`, `replay --db`); the error says why not, and what to do.
 pub fn check_current(conn: &Connection) -> Result<(), String> {
-    let current = conn
-        .query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
-        .map_err(|e| e.to_string())? as usize;
+    let current = version(conn).map_err(|e| e.to_string())?;
     let ours = MIGRATIONS.len();
     match current.cmp(&ours) {
         std::cmp::Ordering::Equal => Ok(()),
@@ -44,6 +42,12 @@ pub fn check_current(conn: &Connection) -> Result<(), String> {
         )),
         std::cmp::Ordering::Greater => Err(newer(current)),
     }
+}
+
+/// The number of migrations the database has seen (`PRAGMA user_version`).
+fn version(conn: &Connection) -> rusqlite::Result<usize> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
+        .map(|v| v as usize)
 }
 
 /// What a database made by a newer hooklog is told.
@@ -56,7 +60,7 @@ fn newer(current: usize) -> String {
 
 /// Applies the migrations this database has not seen yet, all in one transaction.
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<usize> {
-    let current = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+    let current = version(conn)?;
     if current > MIGRATIONS.len() {
         return Err(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
@@ -131,7 +135,7 @@ pub fn backfill_origin(conn: &mut Connection, origin: &str) -> rusqlite::Result<
 /// Applies the migrations' SQL up to `upto` (a count) and nothing more: no replay, no index.
 /// The retention snapshot's file gets its schema this way: the log's own, with no events.
 pub fn schema_only(conn: &mut Connection, upto: usize) -> rusqlite::Result<()> {
-    let current = conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
+    let current = version(conn)?;
     if current > MIGRATIONS.len() {
         return Err(rusqlite::Error::SqliteFailure(
             rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
