@@ -135,6 +135,16 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0026_payload_shared.sql"),
         false,
     ),
+    (
+        "0027_change_shapes.sql",
+        include_str!("../migrations/0027_change_shapes.sql"),
+        false,
+    ),
+    (
+        "0028_change_missions.sql",
+        include_str!("../migrations/0028_change_missions.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -278,7 +278,10 @@ pub fn recall(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effect
         return Ok(Effects::default());
     };
     let mission_id = conn
-        .prepare_cached("SELECT mission_id FROM agent_changes WHERE sequence = ?1 AND answered")?
+        .prepare_cached(
+            "SELECT m.id FROM agent_changes c JOIN missions m ON m.opened_sequence = c.mission
+             WHERE c.sequence = ?1 AND c.answered",
+        )?
         .query_row([event.sequence], |r| r.get(0))
         .optional()?;
     Ok(Effects {
@@ -294,7 +297,16 @@ pub fn dump(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut out = Vec::new();
     search::dump(conn, &mut out)?;
     for table in TABLES {
-        let mut statement = conn.prepare_cached(&format!("SELECT * FROM {table} ORDER BY 1, 2"))?;
+        let query = match *table {
+            // A shaped change row's shape by its text: its id is the order shapes were first
+            // written in, which an upgrade of a pruned log makes again in another order.
+            "agent_changes" => "SELECT c.sequence, c.changes, c.answered, s.shape, c.mission
+                                FROM agent_changes c LEFT JOIN change_shapes s ON s.id = c.shape
+                                ORDER BY 1, 2"
+                .to_string(),
+            _ => format!("SELECT * FROM {table} ORDER BY 1, 2"),
+        };
+        let mut statement = conn.prepare_cached(&query)?;
         let columns = statement.column_count();
         let rows = statement.query_map([], |r| {
             let values = (0..columns)

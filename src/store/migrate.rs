@@ -25,9 +25,10 @@ const SEARCH_MIGRATION: usize = 13;
 const SNAPSHOT_FILE_MIGRATION: usize = 14;
 
 /// The last migration that changed how a change row is stored (0019: without what its event
-/// says; 0022: keys coded): the rows of a database from before it are rewritten in the current
-/// form once, after the migrations ([`projection::changes::compact_stored`]).
-const CHANGE_FORM_MIGRATION: usize = 21;
+/// says; 0022: keys coded; 0027: shapes stored once): the rows of a database from before it
+/// are rewritten in the current form once, after the migrations
+/// ([`projection::changes::compact_stored`]).
+const CHANGE_FORM_MIGRATION: usize = 26;
 
 /// Whether this hooklog can read a database as it is, without migrating it (the commands that
 /// open it read-only: `export`, `replay --db`); the error says why not, and what to do.
@@ -298,12 +299,18 @@ mod tests {
                INSERT INTO hook_effects VALUES ('e4', '{hero}', 'mission-e4'),
                    ('e5', '{hero}', NULL), ('e1', '{hero}', 'mission-e1');
                INSERT INTO heroes VALUES ('{hero}', 's1', 'claude-code', '/', NULL, NULL, NULL,
-                   'active', 'mission-e4', 1, 'e4', 't4', 't5', 5);"#
+                   'active', 'mission-e4', 1, 'e4', 't4', 't5', 5);
+               INSERT INTO missions (id, hero_id, session_id, kind, state, opened_event_id,
+                                     started_at, opened_sequence)
+                   VALUES ('mission-e4', '{hero}', 's1', 'prompt', 'active', 'e4', 't4', 4);"#
         ))
         .unwrap();
         migrate(&mut conn).unwrap();
         let effects: Vec<(i64, String)> = conn
-            .prepare("SELECT sequence, mission_id FROM agent_changes WHERE answered")
+            .prepare(
+                "SELECT c.sequence, m.id FROM agent_changes c
+                 JOIN missions m ON m.opened_sequence = c.mission WHERE c.answered",
+            )
             .unwrap()
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap()

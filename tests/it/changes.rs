@@ -254,9 +254,30 @@ async fn change_cursors_follow_the_event_stream_rules() {
     assert_eq!(page["nextAfterSequence"], page["changes"][1]["sequence"]);
 }
 
-/// The change rows as stored, and as the `changes_sent` view gives them.
-const AGENT_ROWS: &str = "SELECT sequence, changes FROM agent_changes ORDER BY 1";
+/// The change rows as the `changes_sent` view gives them.
 const SENT_ROWS: &str = "SELECT sequence, changes FROM changes_sent ORDER BY 1";
+
+/// The change rows' deltas as stored, with markers and coded keys: a shaped row's values put
+/// into its shape (`change_shapes`).
+fn slim_rows(conn: &rusqlite::Connection) -> Vec<(i64, String)> {
+    conn.prepare(
+        "SELECT c.sequence, c.changes, s.shape
+         FROM agent_changes c LEFT JOIN change_shapes s ON s.id = c.shape ORDER BY 1",
+    )
+    .unwrap()
+    .query_map([], |r| {
+        let (sequence, changes, shape): (i64, String, Option<String>) =
+            (r.get(0)?, r.get(1)?, r.get(2)?);
+        let deltas = match shape {
+            Some(shape) => changes::shape::fill(&shape, &changes).unwrap(),
+            None => changes,
+        };
+        Ok((sequence, deltas))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
 
 /// Hook events posted with an id of their own, so a re-post is a duplicate answered as the
 /// first post was: a prompt (answered with the mission it opens) and a notification during
@@ -347,7 +368,7 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
             .collect()
     };
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let slim = stored(&conn, AGENT_ROWS);
+    let slim = slim_rows(&conn);
     let full = stored(&conn, SENT_ROWS);
     // The view gives what the route sends.
     let parsed = |rows: &[(i64, String)]| -> Vec<(i64, Value)> {
@@ -387,7 +408,10 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    assert_eq!(columns, ["sequence", "mission_id", "changes", "answered"]);
+    assert_eq!(
+        columns,
+        ["sequence", "changes", "answered", "shape", "mission"]
+    );
 
     // The database as schema 18 left it: every row in full, no view.
     common::as_schema_23(&conn);
@@ -404,11 +428,17 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
          PRAGMA user_version = 18;",
     )
     .unwrap();
-    assert_eq!(stored(&conn, AGENT_ROWS), full);
+    assert_eq!(
+        stored(
+            &conn,
+            "SELECT sequence, changes FROM agent_changes ORDER BY 1"
+        ),
+        full
+    );
     drop(conn);
     let (dir, conn) = upgraded(&db, dir, &sent, &answers).await;
     assert_eq!(
-        stored(&conn, AGENT_ROWS),
+        slim_rows(&conn),
         slim,
         "the upgrade stores the rows a fresh database does"
     );
@@ -455,11 +485,107 @@ async fn change_rows_are_stored_slim_and_a_database_stored_in_full_is_slimmed_on
     drop(conn);
     let (dir, conn) = upgraded(&db, dir, &sent, &answers).await;
     assert_eq!(
-        stored(&conn, AGENT_ROWS),
+        slim_rows(&conn),
         slim,
         "the upgrade from schema 21 codes the keys"
     );
     assert_eq!(parsed(&stored(&conn, SENT_ROWS)), as_sent);
+    drop(conn);
+    assert_rebuilds_to_live(&db);
+    drop(dir);
+}
+
+/// The change rows as stored: sequence, text (values, for a shaped row) and shape.
+fn raw_rows(conn: &rusqlite::Connection) -> Vec<(i64, String, Option<i64>)> {
+    conn.prepare("SELECT sequence, changes, shape FROM agent_changes ORDER BY 1")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Issue 43: a change row's deltas are stored as a shape, once in `change_shapes` for every row
+/// of the same form, and the row's own values; `GET /changes` and the `changes_sent` view put
+/// them back. Only a row with no delta, or too many values, is stored whole. A file of schema
+/// 26 (every row whole) is shaped when it is upgraded, to the rows a fresh file holds, and a
+/// rebuild makes them again with the same shapes.
+#[tokio::test]
+async fn change_rows_of_one_form_share_their_shape_and_a_whole_row_file_is_shaped_on_upgrade() {
+    let app = spawn_app().await;
+    let shapes =
+        |app: &common::TestApp| app.strings("SELECT CAST(COUNT(*) AS TEXT) FROM change_shapes");
+    for name in [
+        "claude-code-session",
+        "codex-lifecycle",
+        "claude-code-session",
+    ] {
+        app.post_fixture("/event", name).await;
+    }
+    // The session goes on as before: its rows take the shapes it already wrote.
+    let before = shapes(&app);
+    app.post_fixture("/event", "claude-code-session").await;
+    assert_eq!(shapes(&app), before);
+    let sent = all_changes(&app, 0).await;
+    let dir = app.stop().await;
+    let db = dir.path().join("hooklog.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let raw = raw_rows(&conn);
+    let slim = slim_rows(&conn);
+    let mut shaped = 0;
+    for ((sequence, stored, shape), (_, deltas)) in raw.iter().zip(&slim) {
+        match shape {
+            Some(_) => {
+                shaped += 1;
+                let values: Vec<Value> = serde_json::from_str(stored).unwrap();
+                assert!(values.len() <= changes::shape::MAX_VALUES);
+                assert!(values.iter().all(|v| v.is_string() || v.is_number()));
+            }
+            None => assert_eq!(
+                changes::shape::split(deltas),
+                None,
+                "event {sequence}: a row that could be shaped is whole"
+            ),
+        }
+    }
+    let shapes: usize = before[0].parse().unwrap();
+    assert!(shaped > 2 * shapes, "{shaped} rows, {shapes} shapes");
+    let bytes = |rows: &[(i64, String)]| rows.iter().map(|(_, c)| c.len()).sum::<usize>();
+    let stored: usize = raw.iter().map(|(_, c, _)| c.len()).sum();
+    assert!(
+        stored * 3 < bytes(&slim),
+        "the rows hold less than a third of their deltas: {stored} against {}",
+        bytes(&slim)
+    );
+    // The view gives what the route sends.
+    let viewed: Vec<(i64, Value)> = conn
+        .prepare(SENT_ROWS)
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get::<_, String>(1)?)))
+        .unwrap()
+        .map(|row| {
+            let (sequence, text) = row.unwrap();
+            (sequence, serde_json::from_str(&text).unwrap())
+        })
+        .collect();
+    let as_sent: Vec<(i64, Value)> = sent
+        .iter()
+        .map(|c| (c["sequence"].as_i64().unwrap(), c["changes"].clone()))
+        .collect();
+    assert_eq!(viewed, as_sent);
+
+    // The file as schema 26 left it: every row whole.
+    common::as_schema_26(&conn);
+    drop(conn);
+    let app = common::start(Config::for_path(&db), dir).await;
+    assert_eq!(all_changes(&app, 0).await, sent);
+    let dir = app.stop().await;
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    assert_eq!(
+        raw_rows(&conn),
+        raw,
+        "the upgrade stores what a fresh file does"
+    );
     drop(conn);
     assert_rebuilds_to_live(&db);
     drop(dir);

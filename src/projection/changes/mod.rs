@@ -10,11 +10,12 @@
 //! prunes its changes too (`store::retention`).
 
 use crate::event::StoredEvent;
-use rusqlite::{Connection, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+pub mod shape;
 mod stored;
 pub use stored::{CODES, KEYS, Said, compact, expand};
 
@@ -101,31 +102,64 @@ impl ChangeRow {
     }
 }
 
-const INSERT: &str =
-    "INSERT INTO agent_changes (sequence, mission_id, answered, changes) VALUES (?1, ?2, ?3, ?4)";
+const INSERT: &str = "INSERT INTO agent_changes (sequence, mission, answered, changes, shape)
+                      VALUES (?1, ?2, ?3, ?4, ?5)";
 
-/// Saves `row`, which must be its event's session's hero's (every hero is: `heroes::hero_id`).
+/// Saves `row`, which must be its event's session's hero's (every hero is: `heroes::hero_id`),
+/// split into its shape and values ([`shape`]) where it can be, and naming its mission, which
+/// must be saved, by the sequence that opened it.
 pub fn save(conn: &Connection, row: &ChangeRow) -> rusqlite::Result<()> {
+    let (changes, shape) = match shape::split(&row.changes) {
+        Some((shape, values)) => (values, Some(shape_id(conn, &shape)?)),
+        None => (row.changes.clone(), None),
+    };
+    let mission = match &row.mission_id {
+        Some(id) => Some(opened_sequence(conn, id)?),
+        None => None,
+    };
     conn.prepare_cached(INSERT)?.execute(params![
         row.sequence,
-        row.mission_id,
+        mission,
         row.answered,
-        row.changes
+        changes,
+        shape
     ])?;
     Ok(())
 }
 
+/// The sequence of the event that opened mission `id`, by which a change row names it.
+fn opened_sequence(conn: &Connection, id: &str) -> rusqlite::Result<i64> {
+    conn.prepare_cached("SELECT opened_sequence FROM missions WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+}
+
+/// The id of `shape`'s row in `change_shapes`, written the first time it is seen.
+fn shape_id(conn: &Connection, shape: &str) -> rusqlite::Result<i64> {
+    let found = conn
+        .prepare_cached("SELECT id FROM change_shapes WHERE shape = ?1")?
+        .query_row([shape], |r| r.get(0))
+        .optional()?;
+    if let Some(id) = found {
+        return Ok(id);
+    }
+    conn.prepare_cached("INSERT INTO change_shapes (shape) VALUES (?1)")?
+        .execute([shape])?;
+    Ok(conn.last_insert_rowid())
+}
+
 /// Rewrites the rows stored in an older form (in full before schema 19, with their keys before
-/// schema 22) as [`ChangeRow::compacted`] would store them, a chunk at a time; returns how many
-/// changed.
+/// schema 22, whole before schema 27) as [`ChangeRow::compacted`] and [`save`] would store
+/// them, a chunk at a time; returns how many changed.
 pub fn compact_stored(conn: &Connection) -> rusqlite::Result<u64> {
     const CHUNK: i64 = 10_000;
     let mut read = conn.prepare(
-        "SELECT c.sequence, e.event_id, e.event_time, e.session_id, c.mission_id, c.changes
+        "SELECT c.sequence, e.event_id, e.event_time, e.session_id, m.id, c.changes
          FROM agent_changes c JOIN events e ON e.sequence = c.sequence
-         WHERE c.sequence > ?1 ORDER BY c.sequence LIMIT ?2",
+         LEFT JOIN missions m ON m.opened_sequence = c.mission
+         WHERE c.sequence > ?1 AND c.shape IS NULL ORDER BY c.sequence LIMIT ?2",
     )?;
-    let mut write = conn.prepare("UPDATE agent_changes SET changes = ?2 WHERE sequence = ?1")?;
+    let mut write =
+        conn.prepare("UPDATE agent_changes SET changes = ?2, shape = ?3 WHERE sequence = ?1")?;
     let (mut after, mut rewritten) = (0i64, 0u64);
     loop {
         let rows = read
@@ -145,17 +179,22 @@ pub fn compact_stored(conn: &Connection) -> rusqlite::Result<u64> {
                     mission_id: mission_id.as_deref(),
                 };
                 let compacted = compact(&changes, &said);
-                Ok((sequence, (compacted != changes).then_some(compacted)))
+                let changed = compacted != changes;
+                Ok((sequence, compacted, changed))
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let Some(&(last, _)) = rows.last() else {
+        let Some(&(last, ..)) = rows.last() else {
             return Ok(rewritten);
         };
-        for (sequence, compacted) in rows {
-            if let Some(compacted) = compacted {
-                write.execute(params![sequence, compacted])?;
-                rewritten += 1;
-            }
+        for (sequence, compacted, changed) in rows {
+            match shape::split(&compacted) {
+                Some((shape, values)) => {
+                    write.execute(params![sequence, values, shape_id(conn, &shape)?])?
+                }
+                None if changed => write.execute(params![sequence, compacted, None::<i64>])?,
+                None => continue,
+            };
+            rewritten += 1;
         }
         after = last;
     }
@@ -209,7 +248,24 @@ fn change(r: &Row<'_>) -> rusqlite::Result<Change> {
         hero_id: &hero_id,
         mission_id: mission_id.as_deref(),
     };
-    let changes = expand(r.get_ref(6)?.as_str()?, &said);
+    let stored = r.get_ref(6)?.as_str()?;
+    let changes = match r.get::<_, Option<i64>>(7)? {
+        None => expand(stored, &said),
+        Some(_) => {
+            let filled = r
+                .get_ref(8)?
+                .as_str_or_null()?
+                .and_then(|shape| shape::fill(shape, stored))
+                .ok_or_else(|| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        7,
+                        rusqlite::types::Type::Integer,
+                        "a change row whose shape is missing or does not fit its values".into(),
+                    )
+                })?;
+            expand(&filled, &said)
+        }
+    };
     Ok(Change {
         sequence,
         event_type: r.get(2)?,
@@ -234,9 +290,11 @@ pub fn page(
     max_bytes: usize,
 ) -> rusqlite::Result<(Vec<Change>, bool)> {
     let mut statement = conn.prepare_cached(
-        "SELECT c.sequence, e.event_id, e.type, e.event_time, e.session_id, c.mission_id,
-                c.changes
+        "SELECT c.sequence, e.event_id, e.type, e.event_time, e.session_id, m.id,
+                c.changes, c.shape, s.shape
          FROM agent_changes c JOIN events e ON e.sequence = c.sequence
+         LEFT JOIN change_shapes s ON s.id = c.shape
+         LEFT JOIN missions m ON m.opened_sequence = c.mission
          WHERE c.sequence > ?1 AND c.sequence <= ?2 ORDER BY c.sequence LIMIT ?3",
     )?;
     let mut changes = Vec::new();

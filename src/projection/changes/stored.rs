@@ -153,7 +153,7 @@ pub const KEYS: [&str; 46] = [
 pub const CODES: &[u8; 56] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abdfgijklnopqruvwxyz";
 
 /// The code of a key (its text between the quotes), if it has one.
-fn code_of(key: &[u8]) -> Option<&'static [u8]> {
+pub(super) fn code_of(key: &[u8]) -> Option<&'static [u8]> {
     let index = KEYS.iter().position(|k| k.as_bytes() == key)?;
     Some(std::slice::from_ref(&CODES[index]))
 }
@@ -307,6 +307,11 @@ enum Marker {
     Event(&'static [u8]),
 }
 
+/// The length of the marker `at` starts with, if it starts with one.
+pub(super) fn marker_len(at: &[u8]) -> Option<usize> {
+    marker_at(at).map(|(len, _)| len)
+}
+
 /// The marker `at` starts with, and its length.
 fn marker_at(at: &[u8]) -> Option<(usize, Marker)> {
     let fixed: [(&[u8], Marker); 5] = [
@@ -327,7 +332,7 @@ fn marker_at(at: &[u8]) -> Option<(usize, Marker)> {
 }
 
 /// The index just past the string that starts at `start` (a `"`), or the text's end.
-fn string_end(bytes: &[u8], start: usize) -> usize {
+pub(super) fn string_end(bytes: &[u8], start: usize) -> usize {
     let mut i = start + 1;
     while i < bytes.len() {
         match bytes[i] {
@@ -340,7 +345,7 @@ fn string_end(bytes: &[u8], start: usize) -> usize {
 }
 
 /// The index just past the number that starts at `start`.
-fn number_end(bytes: &[u8], start: usize) -> usize {
+pub(super) fn number_end(bytes: &[u8], start: usize) -> usize {
     let mut i = start + 1;
     while i < bytes.len() && matches!(bytes[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-') {
         i += 1;

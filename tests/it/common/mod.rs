@@ -459,9 +459,63 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// Puts a database back as schema 27 left it (before migration 0028): each change row names
+/// its mission by its id; for tests that simulate an older hooklog's file.
+pub fn as_schema_27(conn: &Connection) {
+    let migration = include_str!("../../../migrations/0027_change_shapes.sql");
+    let view = &migration[migration.find("CREATE VIEW changes_sent").unwrap()..];
+    conn.execute_batch(&format!(
+        "DROP VIEW changes_sent;
+         ALTER TABLE agent_changes ADD COLUMN mission_id TEXT;
+         UPDATE agent_changes SET mission_id = (SELECT id FROM missions
+                                                WHERE opened_sequence = agent_changes.mission);
+         ALTER TABLE agent_changes DROP COLUMN mission;
+         {view}
+         PRAGMA user_version = 27;"
+    ))
+    .unwrap();
+}
+
+/// Puts a database back as schema 26 left it (before migration 0027): every change row's
+/// deltas whole in its row, no `change_shapes` ([`as_schema_27`] first); for tests that
+/// simulate an older hooklog's file.
+pub fn as_schema_26(conn: &Connection) {
+    as_schema_27(conn);
+    let shaped: Vec<(i64, String, String)> = conn
+        .prepare(
+            "SELECT c.sequence, s.shape, c.changes
+             FROM agent_changes c JOIN change_shapes s ON s.id = c.shape",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (sequence, shape, values) in shaped {
+        let whole = hooklog::projection::changes::shape::fill(&shape, &values).unwrap();
+        conn.execute(
+            "UPDATE agent_changes SET changes = ?1 WHERE sequence = ?2",
+            rusqlite::params![whole, sequence],
+        )
+        .unwrap();
+    }
+    let migration = include_str!("../../../migrations/0024_change_rows_said.sql");
+    let view = &migration[migration.find("CREATE VIEW changes_sent").unwrap()..];
+    conn.execute_batch(&format!(
+        "DROP VIEW changes_sent;
+         ALTER TABLE agent_changes DROP COLUMN shape;
+         DROP TABLE change_shapes;
+         {view}
+         PRAGMA user_version = 26;"
+    ))
+    .unwrap();
+}
+
 /// Puts a database back as schema 25 left it (before migration 0026): every payload whole in
-/// its row, no `payload_shared`; for tests that simulate an older hooklog's file.
+/// its row, no `payload_shared` ([`as_schema_26`] first); for tests that simulate an older
+/// hooklog's file.
 pub fn as_schema_25(conn: &Connection) {
+    as_schema_26(conn);
     let split: Vec<(i64, String, String)> = conn
         .prepare(
             "SELECT e.sequence, e.payload, p.fields
