@@ -145,6 +145,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0028_change_missions.sql"),
         false,
     ),
+    (
+        "0029_named_by_type.sql",
+        include_str!("../migrations/0029_named_by_type.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -18,8 +18,9 @@ pub const EVENT_COLUMNS: &str = "sequence, event_id, session_id, session_sequenc
 /// A row of [`EVENT_COLUMNS`] as the event it stores, its payload whole.
 pub fn stored_event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
     let mut payload: String = row.get(8)?;
+    let event_type: String = row.get(4)?;
     if let Some(shared) = row.get::<_, Option<String>>(10)? {
-        payload = super::shared::join(&payload, &shared).ok_or_else(|| {
+        payload = super::shared::join(&payload, &shared, &event_type).ok_or_else(|| {
             rusqlite::Error::FromSqlConversionFailure(
                 8,
                 rusqlite::types::Type::Text,
@@ -32,7 +33,7 @@ pub fn stored_event(row: &Row<'_>) -> rusqlite::Result<StoredEvent> {
         event_id: row.get(1)?,
         session_id: row.get(2)?,
         session_sequence: row.get(3)?,
-        event_type: row.get(4)?,
+        event_type,
         source: row.get(5)?,
         event_time: row.get(6)?,
         received_at: row.get(7)?,

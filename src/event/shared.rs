@@ -8,8 +8,10 @@
 //! user changes the permission mode, say). Every reader gets the payload whole again ([`join`],
 //! through `event::row`); in `sqlite3`, the `events_whole` view does the same.
 //!
-//! The event name stays in the payload: it changes from one event to the next, so sharing it
-//! would make a row for each of a session's event types.
+//! The event name (`eventName`) changes from one event to the next, so its value is not shared
+//! (that would make a row for each of a session's event types); but it is the event's type,
+//! which the row says already. When it is, the shared fields hold `"eventName":true` in its
+//! place, and [`join`] writes the row's type back there (schema 29).
 //!
 //! A stored payload is canonical JSON (an object's keys sorted, no whitespace: serde_json's own
 //! output), so the split is exact: the two halves are disjoint parts of one sorted object, and
@@ -43,9 +45,16 @@ pub struct Split {
     pub shared: String,
 }
 
-/// Splits a canonical payload; `None` when nothing would move (no shared field holds a
-/// string) or the payload is not a canonical JSON object with keys written without escapes.
-pub fn split(payload: &str) -> Option<Split> {
+/// The payload field that names the event, and what the shared fields hold in its place when
+/// it names it by its type.
+const NAME: &str = "eventName";
+const NAMED: &str = "true";
+
+/// Splits a canonical payload of an event of type `event_type`; `None` when nothing would move
+/// (no shared field holds a string) or the payload is not a canonical JSON object with keys
+/// written without escapes.
+pub fn split(payload: &str, event_type: &str) -> Option<Split> {
+    let named: &RawValue = serde_json::from_str(NAMED).expect("valid JSON");
     let mut rest: Members = serde_json::from_str(payload).ok()?;
     // Canonical: the object, written again, is the payload. Then so is any split of it joined
     // again, since a sorted map is written in key order whichever half held each member.
@@ -62,19 +71,33 @@ pub fn split(payload: &str) -> Option<Split> {
     if shared.is_empty() {
         return None;
     }
+    let typed = serde_json::to_string(event_type).expect("a string serializes");
+    if rest.get(NAME).is_some_and(|name| name.get() == typed) {
+        rest.remove(NAME);
+        shared.insert(NAME, named);
+    }
     Some(Split {
         rest: write(&rest, payload.len()),
         shared: write(&shared, payload.len()),
     })
 }
 
-/// The payload whole again: `rest` with the `shared` fields put back in key order. `None` if
-/// either is not a JSON object with keys written without escapes (a row the writer did not
-/// write).
-pub fn join(rest: &str, shared: &str) -> Option<String> {
-    let capacity = rest.len() + shared.len();
+/// The payload of an event of type `event_type` whole again: `rest` with the `shared` fields
+/// put back in key order (and its type as its `eventName` where they say so). `None` if either
+/// is not a JSON object with keys written without escapes (a row the writer did not write).
+pub fn join(rest: &str, shared: &str, event_type: &str) -> Option<String> {
+    let typed = serde_json::to_string(event_type).expect("a string serializes");
+    let name: Box<RawValue> = RawValue::from_string(typed).expect("a JSON string");
+    let capacity = rest.len() + shared.len() + event_type.len();
     let mut whole: Members = serde_json::from_str(rest).ok()?;
-    whole.extend(serde_json::from_str::<Members>(shared).ok()?);
+    let shared: Members = serde_json::from_str(shared).ok()?;
+    for (key, value) in shared {
+        let value = match (key, value.get()) {
+            (NAME, NAMED) => &*name,
+            _ => value,
+        };
+        whole.insert(key, value);
+    }
     Some(write(&whole, capacity))
 }
 
@@ -103,35 +126,75 @@ mod tests {
 
     #[test]
     fn a_hook_body_splits_into_its_own_fields_and_its_session_s_and_joins_back_exactly() {
-        let split = split(BODY).unwrap();
+        let split = split(BODY, "PreToolUse").unwrap();
         assert_eq!(
             split.rest,
-            r#"{"eventName":"PreToolUse","tool":"Bash","toolInput":{"command":"cargo test","cwd":"/elsewhere"},"toolUseId":"toolu_1"}"#
+            r#"{"tool":"Bash","toolInput":{"command":"cargo test","cwd":"/elsewhere"},"toolUseId":"toolu_1"}"#
         );
         assert_eq!(
             split.shared,
-            r#"{"cwd":"/home/dev/src/shop","permissionMode":"default","sessionId":"s-1","transcriptPath":"/home/dev/.claude/projects/x/s-1.jsonl"}"#
+            r#"{"cwd":"/home/dev/src/shop","eventName":true,"permissionMode":"default","sessionId":"s-1","transcriptPath":"/home/dev/.claude/projects/x/s-1.jsonl"}"#
         );
-        assert_eq!(join(&split.rest, &split.shared).unwrap(), BODY);
+        assert_eq!(
+            join(&split.rest, &split.shared, "PreToolUse").unwrap(),
+            BODY
+        );
+    }
+
+    #[test]
+    fn the_event_name_is_left_out_only_where_it_is_the_type() {
+        // Filed under another type than it names: the name stays.
+        let split_other = split(BODY, "PostToolUse").unwrap();
+        assert!(split_other.rest.contains(r#""eventName":"PreToolUse""#));
+        assert!(!split_other.shared.contains("eventName"));
+        assert_eq!(
+            join(&split_other.rest, &split_other.shared, "PostToolUse").unwrap(),
+            BODY
+        );
+        // A name that is not a string, or a type that needs escapes, written back exactly.
+        for (body, event_type) in [
+            (r#"{"eventName":7,"sessionId":"s"}"#, "7"),
+            (
+                r#"{"eventName":"a\"b\u001f","sessionId":"s"}"#,
+                "a\"b\u{1f}",
+            ),
+        ] {
+            let parts = split(body, event_type).unwrap();
+            assert_eq!(parts.shared.contains("eventName"), event_type != "7");
+            assert_eq!(join(&parts.rest, &parts.shared, event_type).unwrap(), body);
+        }
+        // Rows stored before schema 29 share no name and join as they did.
+        assert_eq!(
+            join(r#"{"eventName":"Stop"}"#, r#"{"cwd":"/x"}"#, "Stop").unwrap(),
+            r#"{"cwd":"/x","eventName":"Stop"}"#
+        );
+        // Without a shared field the payload stays whole, name and all.
+        assert_eq!(split(r#"{"eventName":"Stop"}"#, "Stop"), None);
     }
 
     #[test]
     fn values_keep_their_exact_text_numbers_escapes_and_nulls_included() {
         let body = r#"{"a":[1,2.50,{"b":null}],"big":123456789012345678901234567890,"c":"\u00e9\n","cwd":"/tmp/\"q\"","n":null,"sessionId":"s"}"#;
-        let split = split(body).unwrap();
+        let split = split(body, "PreToolUse").unwrap();
         assert_eq!(split.shared, r#"{"cwd":"/tmp/\"q\"","sessionId":"s"}"#);
-        assert_eq!(join(&split.rest, &split.shared).unwrap(), body);
+        assert_eq!(
+            join(&split.rest, &split.shared, "PreToolUse").unwrap(),
+            body
+        );
     }
 
     #[test]
     fn only_strings_move_and_a_body_without_them_stays_whole() {
         // A shared field holding anything but a string stays where it is.
         let body = r#"{"cwd":null,"model":{"id":"m"},"sessionId":"s"}"#;
-        let parts = split(body).unwrap();
+        let parts = split(body, "PreToolUse").unwrap();
         assert_eq!(parts.rest, r#"{"cwd":null,"model":{"id":"m"}}"#);
-        assert_eq!(join(&parts.rest, &parts.shared).unwrap(), body);
+        assert_eq!(
+            join(&parts.rest, &parts.shared, "PreToolUse").unwrap(),
+            body
+        );
         for whole in [r#"{"cwd":7,"tool":"Bash"}"#, "{}", "[1,2]", r#""text""#, ""] {
-            assert_eq!(split(whole), None, "{whole}");
+            assert_eq!(split(whole, "PreToolUse"), None, "{whole}");
         }
     }
 
@@ -145,7 +208,7 @@ mod tests {
             // a repeated key (the parser keeps the last)
             r#"{"cwd":"/x","cwd":"/y","sessionId":"s"}"#,
         ] {
-            assert_eq!(split(body), None, "{body}");
+            assert_eq!(split(body, "PreToolUse"), None, "{body}");
         }
     }
 
@@ -155,19 +218,28 @@ mod tests {
         let body: serde_json::Value =
             serde_json::json!({"caf\u{e9}\u{7f}": 1, "sessionId": "s", "\u{2028}": "x"});
         let text = body.to_string();
-        let parts = split(&text).unwrap();
-        assert_eq!(join(&parts.rest, &parts.shared).unwrap(), text);
+        let parts = split(&text, "PreToolUse").unwrap();
+        assert_eq!(
+            join(&parts.rest, &parts.shared, "PreToolUse").unwrap(),
+            text
+        );
         // A key serde_json must escape cannot be read without a copy: stored whole.
         let body = serde_json::json!({"a\nb": 1, "sessionId": "s"});
-        assert_eq!(split(&body.to_string()), None);
+        assert_eq!(split(&body.to_string(), "PreToolUse"), None);
     }
 
     #[test]
     fn a_join_of_rows_that_are_not_objects_is_refused_not_guessed() {
-        assert_eq!(join("[1]", r#"{"cwd":"/x"}"#), None);
-        assert_eq!(join("{}", "not json"), None);
-        assert_eq!(join("{}", r#"{"cwd":"/x"}"#).unwrap(), r#"{"cwd":"/x"}"#);
+        assert_eq!(join("[1]", r#"{"cwd":"/x"}"#, "PreToolUse"), None);
+        assert_eq!(join("{}", "not json", "PreToolUse"), None);
+        assert_eq!(
+            join("{}", r#"{"cwd":"/x"}"#, "PreToolUse").unwrap(),
+            r#"{"cwd":"/x"}"#
+        );
         // A key written with an escape is not read back as something else.
-        assert_eq!(join(r#"{"\u0063":1}"#, r#"{"cwd":"/x"}"#), None);
+        assert_eq!(
+            join(r#"{"\u0063":1}"#, r#"{"cwd":"/x"}"#, "PreToolUse"),
+            None
+        );
     }
 }

@@ -272,9 +272,12 @@ mod tests {
                 let Ok(hook) = parse(line.as_bytes(), None, None) else {
                     continue;
                 };
-                let payload = hook.event.payload;
-                if let Some(parts) = shared::split(&payload) {
-                    assert_eq!(shared::join(&parts.rest, &parts.shared).unwrap(), payload);
+                let (payload, event_type) = (hook.event.payload, hook.event.event_type);
+                if let Some(parts) = shared::split(&payload, &event_type) {
+                    assert_eq!(
+                        shared::join(&parts.rest, &parts.shared, &event_type).unwrap(),
+                        payload
+                    );
                     split_bodies += 1;
                 }
             }

@@ -1,6 +1,7 @@
 //! The payload fields an event shares with its session (its session id, transcript path,
 //! working directory, permission mode, model) are stored once per session and
-//! combination (`payload_shared`, migration 0026), and every reader gets each payload whole:
+//! combination (`payload_shared`, migration 0026), the event name where it is the event's type
+//! (0029), and every reader gets each payload whole:
 //! REST pages, the session's SSE stream, a duplicate's comparison, `sqlite3` through the
 //! `events_whole` view, a rebuild. Retention takes a session's rows with its last event.
 
@@ -138,11 +139,12 @@ async fn shared_fields_are_stored_once_a_session_and_every_reader_gets_the_paylo
         ] {
             assert!(row.get(field).is_none(), "{field} in {payload}");
         }
-        assert!(row["eventName"].is_string(), "{payload}");
+        // The event name is the row's type (schema 29).
+        assert!(row.get("eventName").is_none(), "{payload}");
     }
     assert_eq!(
         stored[2].0,
-        r#"{"eventName":"PreToolUse","tool":"Bash","toolInput":{"command":"cargo test","cwd":"/not/shared"},"toolUseId":"s-one-1"}"#
+        r#"{"tool":"Bash","toolInput":{"command":"cargo test","cwd":"/not/shared"},"toolUseId":"s-one-1"}"#
     );
     let combinations = app.strings(
         "SELECT CAST(COUNT(*) AS TEXT) FROM payload_shared WHERE session_id = 's-one'
@@ -159,6 +161,15 @@ async fn shared_fields_are_stored_once_a_session_and_every_reader_gets_the_paylo
     );
     assert_eq!(modes[0], "default /home/dev/src/shop");
     assert_eq!(modes[5], "acceptEdits /home/dev/src/shop/web");
+    let names = app.strings(
+        "SELECT json_extract(payload, '$.eventName') FROM events_whole
+         WHERE session_id = 's-two' ORDER BY sequence",
+    );
+    let sent: Vec<String> = turn("s-two")
+        .iter()
+        .map(|b| b["hook_event_name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, sent);
 
     // The session's stream sends the same payloads as the page.
     let mut reader = SseReader::new(

@@ -459,9 +459,45 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// Puts a database back as schema 28 left it (before migration 0029): the payloads whose
+/// event name the shared fields stood for are whole again, and so is the view; for tests that
+/// simulate an older hooklog's file.
+pub fn as_schema_28(conn: &Connection) {
+    let named: Vec<(i64, String, String, String)> = conn
+        .prepare(
+            "SELECT e.sequence, e.payload, p.fields, e.type
+             FROM events e JOIN payload_shared p ON p.id = e.shared
+             WHERE json_type(p.fields, '$.eventName') = 'true'",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (sequence, rest, fields, event_type) in named {
+        let whole = hooklog::event::shared::join(&rest, &fields, &event_type).unwrap();
+        conn.execute(
+            "UPDATE events SET payload = ?1, shared = NULL WHERE sequence = ?2",
+            rusqlite::params![whole, sequence],
+        )
+        .unwrap();
+    }
+    let migration = include_str!("../../../migrations/0026_payload_shared.sql");
+    let view = &migration[migration.find("CREATE VIEW events_whole").unwrap()..];
+    conn.execute_batch(&format!(
+        "DELETE FROM payload_shared WHERE json_type(fields, '$.eventName') = 'true';
+         DROP VIEW events_whole;
+         {view}
+         PRAGMA user_version = 28;"
+    ))
+    .unwrap();
+}
+
 /// Puts a database back as schema 27 left it (before migration 0028): each change row names
-/// its mission by its id; for tests that simulate an older hooklog's file.
+/// its mission by its id ([`as_schema_28`] first); for tests that simulate an older hooklog's
+/// file.
 pub fn as_schema_27(conn: &Connection) {
+    as_schema_28(conn);
     let migration = include_str!("../../../migrations/0027_change_shapes.sql");
     let view = &migration[migration.find("CREATE VIEW changes_sent").unwrap()..];
     conn.execute_batch(&format!(
@@ -516,18 +552,18 @@ pub fn as_schema_26(conn: &Connection) {
 /// hooklog's file.
 pub fn as_schema_25(conn: &Connection) {
     as_schema_26(conn);
-    let split: Vec<(i64, String, String)> = conn
+    let split: Vec<(i64, String, String, String)> = conn
         .prepare(
-            "SELECT e.sequence, e.payload, p.fields
+            "SELECT e.sequence, e.payload, p.fields, e.type
              FROM events e JOIN payload_shared p ON p.id = e.shared",
         )
         .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    for (sequence, rest, fields) in split {
-        let whole = hooklog::event::shared::join(&rest, &fields).unwrap();
+    for (sequence, rest, fields, event_type) in split {
+        let whole = hooklog::event::shared::join(&rest, &fields, &event_type).unwrap();
         conn.execute(
             "UPDATE events SET payload = ?1 WHERE sequence = ?2",
             rusqlite::params![whole, sequence],

@@ -186,10 +186,9 @@ impl Appender {
             &self.settings.origin,
         );
         // The fields the event shares with its session are stored once (`event::shared`).
-        let split = row
-            .session_id
-            .as_deref()
-            .and_then(|session| shared::split(&row.payload).map(|split| (session, split)));
+        let split = row.session_id.as_deref().and_then(|session| {
+            shared::split(&row.payload, &row.event_type).map(|split| (session, split))
+        });
         let (payload, shared_id) = match &split {
             Some((session, split)) => (
                 split.rest.as_str(),
