@@ -150,6 +150,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0029_named_by_type.sql"),
         false,
     ),
+    (
+        "0030_heroes_said.sql",
+        include_str!("../migrations/0030_heroes_said.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -49,29 +49,32 @@ pub struct Mission {
     pub opened_sequence: i64,
 }
 
-const COLUMNS: &str = "id, hero_id, session_id, kind, state, prompt, title, summary,
+/// The stored columns. A mission's hero is its session's (`heroes::hero_id`), not stored
+/// (migration 0030).
+const COLUMNS: &str = "id, session_id, kind, state, prompt, title, summary,
      parent_mission_id, subagent_id, subagent_type, degraded_reason, opened_event_id,
      closed_event_id, started_at, completed_at, opened_sequence";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<Mission> {
+    let session_id: String = r.get(1)?;
     Ok(Mission {
         id: r.get(0)?,
-        hero_id: r.get(1)?,
-        session_id: r.get(2)?,
-        kind: r.get(3)?,
-        state: r.get(4)?,
-        prompt: r.get(5)?,
-        title: r.get(6)?,
-        summary: r.get(7)?,
-        parent_mission_id: r.get(8)?,
-        subagent_id: r.get(9)?,
-        subagent_type: r.get(10)?,
-        degraded_reason: r.get(11)?,
-        opened_event_id: r.get(12)?,
-        closed_event_id: r.get(13)?,
-        started_at: r.get(14)?,
-        completed_at: r.get(15)?,
-        opened_sequence: r.get(16)?,
+        hero_id: super::heroes::hero_id(&session_id),
+        session_id,
+        kind: r.get(2)?,
+        state: r.get(3)?,
+        prompt: r.get(4)?,
+        title: r.get(5)?,
+        summary: r.get(6)?,
+        parent_mission_id: r.get(7)?,
+        subagent_id: r.get(8)?,
+        subagent_type: r.get(9)?,
+        degraded_reason: r.get(10)?,
+        opened_event_id: r.get(11)?,
+        closed_event_id: r.get(12)?,
+        started_at: r.get(13)?,
+        completed_at: r.get(14)?,
+        opened_sequence: r.get(15)?,
     })
 }
 
@@ -181,12 +184,10 @@ fn list_index(filter: &MissionFilter) -> &'static str {
 }
 
 fn list_filter(filter: &MissionFilter) -> Where {
-    let mut terms = Where::default()
-        .eq("state", filter.state.map(MissionState::as_str))
-        .eq("hero_id", filter.hero_id.as_deref());
+    let mut terms = Where::default().eq("state", filter.state.map(MissionState::as_str));
     if let Some(hero) = filter.hero_id.as_deref() {
-        // A hero is its session's (no index on hero_id since migration 0010): its missions are
-        // found among its session's.
+        // A hero is its session's (not stored since migration 0030): its missions are its
+        // session's.
         terms = terms.bind(
             "session_id = (SELECT session_id FROM heroes WHERE id = ?)",
             hero,
@@ -211,11 +212,11 @@ fn list_sql(index: &str, filter: &Where) -> String {
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "INSERT INTO missions ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-         ON CONFLICT (id) DO UPDATE SET hero_id = ?2, kind = ?4, state = ?5, prompt = ?6,
-             title = ?7, summary = ?8, subagent_id = ?10, subagent_type = ?11,
-             degraded_reason = ?12, opened_event_id = ?13, closed_event_id = ?14,
-             started_at = ?15, completed_at = ?16"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+         ON CONFLICT (id) DO UPDATE SET kind = ?3, state = ?4, prompt = ?5,
+             title = ?6, summary = ?7, subagent_id = ?9, subagent_type = ?10,
+             degraded_reason = ?11, opened_event_id = ?12, closed_event_id = ?13,
+             started_at = ?14, completed_at = ?15"
     )
 });
 
@@ -232,7 +233,6 @@ pub fn save(conn: &Connection, m: &Mission) -> rusqlite::Result<()> {
 pub fn save_with(statement: &mut CachedStatement<'_>, m: &Mission) -> rusqlite::Result<()> {
     statement.execute(params![
         m.id,
-        m.hero_id,
         m.session_id,
         m.kind,
         m.state,

@@ -70,29 +70,32 @@ pub struct ToolUse {
     pub opened_sequence: i64,
 }
 
-const COLUMNS: &str = "id, session_id, hero_id, mission_id, tool_use_id, request_id, tool, kind,
+/// The stored columns. A tool use's hero is its session's (`heroes::hero_id`), not stored
+/// (migration 0030).
+const COLUMNS: &str = "id, session_id, mission_id, tool_use_id, request_id, tool, kind,
      preview, status, error, opened_event_id, closed_event_id, started_at, finished_at,
      duration_ms, opened_sequence";
 
 fn row(r: &Row<'_>) -> rusqlite::Result<ToolUse> {
+    let session_id: String = r.get(1)?;
     Ok(ToolUse {
         id: r.get(0)?,
-        session_id: r.get(1)?,
-        hero_id: r.get(2)?,
-        mission_id: r.get(3)?,
-        tool_use_id: r.get(4)?,
-        request_id: r.get(5)?,
-        tool: r.get(6)?,
-        kind: r.get(7)?,
-        preview: r.get(8)?,
-        status: r.get(9)?,
-        error: r.get(10)?,
-        opened_event_id: r.get(11)?,
-        closed_event_id: r.get(12)?,
-        started_at: r.get(13)?,
-        finished_at: r.get(14)?,
-        duration_ms: r.get(15)?,
-        opened_sequence: r.get(16)?,
+        hero_id: Some(super::heroes::hero_id(&session_id)),
+        session_id,
+        mission_id: r.get(2)?,
+        tool_use_id: r.get(3)?,
+        request_id: r.get(4)?,
+        tool: r.get(5)?,
+        kind: r.get(6)?,
+        preview: r.get(7)?,
+        status: r.get(8)?,
+        error: r.get(9)?,
+        opened_event_id: r.get(10)?,
+        closed_event_id: r.get(11)?,
+        started_at: r.get(12)?,
+        finished_at: r.get(13)?,
+        duration_ms: r.get(14)?,
+        opened_sequence: r.get(15)?,
     })
 }
 
@@ -372,11 +375,11 @@ fn list_sql(filter: &Where) -> String {
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "INSERT INTO tool_uses ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
-         ON CONFLICT (id) DO UPDATE SET hero_id = ?3, mission_id = ?4, tool_use_id = ?5,
-             request_id = ?6, tool = ?7, kind = ?8, preview = ?9, status = ?10, error = ?11,
-             opened_event_id = ?12, closed_event_id = ?13, started_at = ?14,
-             finished_at = ?15, duration_ms = ?16"
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+         ON CONFLICT (id) DO UPDATE SET mission_id = ?3, tool_use_id = ?4,
+             request_id = ?5, tool = ?6, kind = ?7, preview = ?8, status = ?9, error = ?10,
+             opened_event_id = ?11, closed_event_id = ?12, started_at = ?13,
+             finished_at = ?14, duration_ms = ?15"
     )
 });
 
@@ -394,7 +397,6 @@ pub fn save_with(statement: &mut CachedStatement<'_>, t: &ToolUse) -> rusqlite::
     statement.execute(params![
         t.id,
         t.session_id,
-        t.hero_id,
         t.mission_id,
         t.tool_use_id,
         t.request_id,

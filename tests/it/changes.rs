@@ -509,7 +509,8 @@ fn raw_rows(conn: &rusqlite::Connection) -> Vec<(i64, String, Option<i64>)> {
 /// of the same form, and the row's own values; `GET /changes` and the `changes_sent` view put
 /// them back. Only a row with no delta, or too many values, is stored whole. A file of schema
 /// 26 (every row whole) is shaped when it is upgraded, to the rows a fresh file holds, and a
-/// rebuild makes them again with the same shapes.
+/// rebuild makes them again with the same shapes; its tool uses and missions, which named
+/// their hero until schema 30, read as before.
 #[tokio::test]
 async fn change_rows_of_one_form_share_their_shape_and_a_whole_row_file_is_shaped_on_upgrade() {
     let app = spawn_app().await;
@@ -527,10 +528,37 @@ async fn change_rows_of_one_form_share_their_shape_and_a_whole_row_file_is_shape
     app.post_fixture("/event", "claude-code-session").await;
     assert_eq!(shapes(&app), before);
     let sent = all_changes(&app, 0).await;
+    let pages = [
+        app.get("/tool-uses?limit=100").await.1,
+        app.get("/missions?limit=100").await.1,
+    ];
+    let listed = pages
+        .iter()
+        .flat_map(|p| p.as_object().unwrap().values())
+        .filter_map(Value::as_array)
+        .flatten()
+        .count();
+    assert!(listed > 10, "{pages:?}");
     let dir = app.stop().await;
     let db = dir.path().join("hooklog.db");
     let conn = rusqlite::Connection::open(&db).unwrap();
     let raw = raw_rows(&conn);
+    // Each names its session's hero.
+    for row in pages
+        .iter()
+        .flat_map(|p| p.as_object().unwrap().values())
+        .filter_map(Value::as_array)
+        .flatten()
+    {
+        let hero: String = conn
+            .query_row(
+                "SELECT id FROM heroes WHERE session_id = ?1",
+                [row["sessionId"].as_str().unwrap()],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(row["heroId"], hero.as_str(), "{row}");
+    }
     let slim = slim_rows(&conn);
     let mut shaped = 0;
     for ((sequence, stored, shape), (_, deltas)) in raw.iter().zip(&slim) {
@@ -579,6 +607,14 @@ async fn change_rows_of_one_form_share_their_shape_and_a_whole_row_file_is_shape
     drop(conn);
     let app = common::start(Config::for_path(&db), dir).await;
     assert_eq!(all_changes(&app, 0).await, sent);
+    // Tool uses and missions name their hero from their session (0030) as they named it.
+    assert_eq!(
+        [
+            app.get("/tool-uses?limit=100").await.1,
+            app.get("/missions?limit=100").await.1,
+        ],
+        pages
+    );
     let dir = app.stop().await;
     let conn = rusqlite::Connection::open(&db).unwrap();
     assert_eq!(

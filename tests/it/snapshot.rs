@@ -153,6 +153,13 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
         ))
         .unwrap();
     }
+    // Schema 14's tool uses and missions named their hero (0030; what it was does not matter
+    // here: the upgrade drops it).
+    conn.execute_batch(
+        "ALTER TABLE snapshot_tool_uses ADD COLUMN hero_id TEXT;
+         ALTER TABLE snapshot_missions ADD COLUMN hero_id TEXT NOT NULL DEFAULT '';",
+    )
+    .unwrap();
     // Schema 14's change rows named their hero, and the missions hook events answered with had
     // a table of their own (0024).
     conn.execute_batch(

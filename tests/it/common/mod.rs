@@ -459,10 +459,39 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// Puts a database back as schema 29 left it (before migration 0030): each tool use and
+/// mission names its hero (its session's); for tests that simulate an older hooklog's file.
+pub fn as_schema_29(conn: &Connection) {
+    conn.execute_batch(
+        "ALTER TABLE tool_uses ADD COLUMN hero_id TEXT;
+         ALTER TABLE missions ADD COLUMN hero_id TEXT NOT NULL DEFAULT '';",
+    )
+    .unwrap();
+    let sessions: Vec<String> = conn
+        .prepare("SELECT session_id FROM tool_uses UNION SELECT session_id FROM missions")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for session in sessions {
+        let hero = hooklog::projection::heroes::hero_id(&session);
+        for table in ["tool_uses", "missions"] {
+            conn.execute(
+                &format!("UPDATE {table} SET hero_id = ?1 WHERE session_id = ?2"),
+                [&hero, &session],
+            )
+            .unwrap();
+        }
+    }
+    conn.execute_batch("PRAGMA user_version = 29").unwrap();
+}
+
 /// Puts a database back as schema 28 left it (before migration 0029): the payloads whose
-/// event name the shared fields stood for are whole again, and so is the view; for tests that
-/// simulate an older hooklog's file.
+/// event name the shared fields stood for are whole again, and so is the view
+/// ([`as_schema_29`] first); for tests that simulate an older hooklog's file.
 pub fn as_schema_28(conn: &Connection) {
+    as_schema_29(conn);
     let named: Vec<(i64, String, String, String)> = conn
         .prepare(
             "SELECT e.sequence, e.payload, p.fields, e.type
