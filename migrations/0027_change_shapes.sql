@@ -5,13 +5,14 @@
 -- row's own values (a string or number a field holds, other than an entity, an op, a state, a
 -- status or a kind) written as a placeholder `{"_":N}`, and the row's values, in order, as a
 -- JSON array in `agent_changes.changes`; `agent_changes.shape` names the shape (NULL: the row
--- holds its deltas whole, as an empty row `[]` and a row with more than eight values of its own
--- do). A value the row holds twice is stored once.
+-- holds its deltas whole, as an empty row `[]`, a row with more than eight values of its own and
+-- a row with a string or number in an array do). A value the row holds twice is stored once.
 -- `GET /changes` and the view below put the values back (src/projection/changes/shape.rs).
 --
 -- `change_shapes` is a dictionary, not a projection: a rebuild leaves it as it is (a shape
 -- keeps its id, so a rebuilt row equals the live one) and retention does not prune it. It holds
--- a few dozen rows: what hooklog's projections can write.
+-- a few dozen rows: the forms hooklog's projections write (the names kept in a shape are set
+-- by hooklog, but for a permission decision's `kind`, copied from its event).
 --
 -- The rows stored before this migration are rewritten so by hooklog once the pending
 -- migrations have run, in the same transaction (as after 0019 and 0022), so that a rebuild
@@ -27,7 +28,8 @@ CREATE TABLE change_shapes (
 ALTER TABLE agent_changes ADD COLUMN shape INTEGER;  -- change_shapes.id; NULL: `changes` is whole
 
 -- The change rows as `GET /changes` sends them: 0024's view, with each shaped row's values put
--- back into its shape first.
+-- back into its shape first. `->` (SQLite 3.38 and newer) gives a value's JSON text as stored,
+-- escapes and all (`json_extract` would decode it, and before 3.45 cut a string at a NUL).
 DROP VIEW changes_sent;
 CREATE VIEW changes_sent AS
 SELECT sequence, event_id, type, event_time, session_id, hero_id, mission_id,
@@ -93,14 +95,14 @@ FROM (SELECT sequence, event_id, type, event_time, session_id, hero_id, mission_
             FROM (SELECT c.sequence, c.mission_id,
                          CASE WHEN c.shape IS NULL THEN c.changes ELSE
                          replace(replace(replace(replace(replace(replace(replace(replace(s.shape,
-                             '{"_":0}', json_quote(json_extract(c.changes, '$[0]'))),
-                             '{"_":1}', json_quote(json_extract(c.changes, '$[1]'))),
-                             '{"_":2}', json_quote(json_extract(c.changes, '$[2]'))),
-                             '{"_":3}', json_quote(json_extract(c.changes, '$[3]'))),
-                             '{"_":4}', json_quote(json_extract(c.changes, '$[4]'))),
-                             '{"_":5}', json_quote(json_extract(c.changes, '$[5]'))),
-                             '{"_":6}', json_quote(json_extract(c.changes, '$[6]'))),
-                             '{"_":7}', json_quote(json_extract(c.changes, '$[7]')))
+                             '{"_":0}', IFNULL(c.changes -> '$[0]', 'null')),
+                             '{"_":1}', IFNULL(c.changes -> '$[1]', 'null')),
+                             '{"_":2}', IFNULL(c.changes -> '$[2]', 'null')),
+                             '{"_":3}', IFNULL(c.changes -> '$[3]', 'null')),
+                             '{"_":4}', IFNULL(c.changes -> '$[4]', 'null')),
+                             '{"_":5}', IFNULL(c.changes -> '$[5]', 'null')),
+                             '{"_":6}', IFNULL(c.changes -> '$[6]', 'null')),
+                             '{"_":7}', IFNULL(c.changes -> '$[7]', 'null'))
                          END AS changes
                   FROM agent_changes c LEFT JOIN change_shapes s ON s.id = c.shape) c
             JOIN events e ON e.sequence = c.sequence

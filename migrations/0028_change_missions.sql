@@ -81,14 +81,14 @@ FROM (SELECT sequence, event_id, type, event_time, session_id, hero_id, mission_
             FROM (SELECT c.sequence, m.id AS mission_id,
                          CASE WHEN c.shape IS NULL THEN c.changes ELSE
                          replace(replace(replace(replace(replace(replace(replace(replace(s.shape,
-                             '{"_":0}', json_quote(json_extract(c.changes, '$[0]'))),
-                             '{"_":1}', json_quote(json_extract(c.changes, '$[1]'))),
-                             '{"_":2}', json_quote(json_extract(c.changes, '$[2]'))),
-                             '{"_":3}', json_quote(json_extract(c.changes, '$[3]'))),
-                             '{"_":4}', json_quote(json_extract(c.changes, '$[4]'))),
-                             '{"_":5}', json_quote(json_extract(c.changes, '$[5]'))),
-                             '{"_":6}', json_quote(json_extract(c.changes, '$[6]'))),
-                             '{"_":7}', json_quote(json_extract(c.changes, '$[7]')))
+                             '{"_":0}', IFNULL(c.changes -> '$[0]', 'null')),
+                             '{"_":1}', IFNULL(c.changes -> '$[1]', 'null')),
+                             '{"_":2}', IFNULL(c.changes -> '$[2]', 'null')),
+                             '{"_":3}', IFNULL(c.changes -> '$[3]', 'null')),
+                             '{"_":4}', IFNULL(c.changes -> '$[4]', 'null')),
+                             '{"_":5}', IFNULL(c.changes -> '$[5]', 'null')),
+                             '{"_":6}', IFNULL(c.changes -> '$[6]', 'null')),
+                             '{"_":7}', IFNULL(c.changes -> '$[7]', 'null'))
                          END AS changes
                   FROM agent_changes c LEFT JOIN change_shapes s ON s.id = c.shape
                   LEFT JOIN missions m ON m.opened_sequence = c.mission) c

@@ -527,6 +527,13 @@ async fn change_rows_of_one_form_share_their_shape_and_a_whole_row_file_is_shape
     let before = shapes(&app);
     app.post_fixture("/event", "claude-code-session").await;
     assert_eq!(shapes(&app), before);
+    // A prompt with a NUL, quotes and a non-ASCII letter: its values are JSON text the view
+    // must give back as the route does.
+    app.post_hook_ok(
+        json!({"hook_event_name": "UserPromptSubmit", "session_id": "nul",
+                            "prompt": "a\u{0}\"z\" é"}),
+    )
+    .await;
     let sent = all_changes(&app, 0).await;
     let pages = [
         app.get("/tool-uses?limit=100").await.1,
@@ -607,7 +614,7 @@ async fn change_rows_of_one_form_share_their_shape_and_a_whole_row_file_is_shape
     drop(conn);
     let app = common::start(Config::for_path(&db), dir).await;
     assert_eq!(all_changes(&app, 0).await, sent);
-    // Tool uses and missions name their hero from their session (0030) as they named it.
+    // Tool uses and missions, which named their hero until 0030, read the same after it.
     assert_eq!(
         [
             app.get("/tool-uses?limit=100").await.1,
