@@ -127,10 +127,18 @@ pub fn save(conn: &Connection, row: &ChangeRow) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The sequence of the event that opened mission `id`, by which a change row names it.
+/// The sequence of the event that opened mission `id`, by which a change row names it. A
+/// mission without its row (none is known: missions are saved before their change rows and
+/// never pruned) is an error that names it, not a change row that loses its mission.
 fn opened_sequence(conn: &Connection, id: &str) -> rusqlite::Result<i64> {
     conn.prepare_cached("SELECT opened_sequence FROM missions WHERE id = ?1")?
         .query_row([id], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| {
+            rusqlite::Error::ToSqlConversionFailure(
+                format!("a change row names mission {id}, which has no row in missions").into(),
+            )
+        })
 }
 
 /// The id of `shape`'s row in `change_shapes`, written the first time it is seen.
@@ -309,4 +317,44 @@ pub fn page(
     }
     let more = changes.len() == limit as usize;
     Ok((changes, more))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_row_naming_a_mission_without_its_row_is_refused_by_name() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        let row = ChangeRow::new(7, "hero-1".into(), Some("mission-gone".into()));
+        let refused = save(&conn, &row).unwrap_err();
+        assert!(refused.to_string().contains("mission-gone"), "{refused}");
+        let stored: i64 = conn
+            .query_row("SELECT COUNT(*) FROM agent_changes", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, 0);
+        // Without a mission, or with its row, the row is saved naming it by its sequence.
+        save(&conn, &ChangeRow::new(8, "hero-1".into(), None)).unwrap();
+        conn.execute(
+            "INSERT INTO missions (id, session_id, kind, state, opened_event_id, started_at,
+                                   opened_sequence)
+             VALUES ('mission-e5', 's', 'prompt', 'active', 'e5', 't', 5)",
+            [],
+        )
+        .unwrap();
+        save(
+            &conn,
+            &ChangeRow::new(9, "hero-1".into(), Some("mission-e5".into())),
+        )
+        .unwrap();
+        let missions: Vec<Option<i64>> = conn
+            .prepare("SELECT mission FROM agent_changes ORDER BY sequence")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(missions, [None, Some(5)]);
+    }
 }
