@@ -54,7 +54,6 @@ const NAMED: &str = "true";
 /// (no shared field holds a string) or the payload is not a canonical JSON object with keys
 /// written without escapes.
 pub fn split(payload: &str, event_type: &str) -> Option<Split> {
-    let named: &RawValue = serde_json::from_str(NAMED).expect("valid JSON");
     let mut rest: Members = serde_json::from_str(payload).ok()?;
     // Canonical: the object, written again, is the payload. Then so is any split of it joined
     // again, since a sorted map is written in key order whichever half held each member.
@@ -71,10 +70,12 @@ pub fn split(payload: &str, event_type: &str) -> Option<Split> {
     if shared.is_empty() {
         return None;
     }
-    let typed = serde_json::to_string(event_type).expect("a string serializes");
-    if rest.get(NAME).is_some_and(|name| name.get() == typed) {
+    if rest
+        .get(NAME)
+        .is_some_and(|name| name.get() == quoted(event_type))
+    {
         rest.remove(NAME);
-        shared.insert(NAME, named);
+        shared.insert(NAME, serde_json::from_str(NAMED).expect("valid JSON"));
     }
     Some(Split {
         rest: write(&rest, payload.len()),
@@ -86,19 +87,29 @@ pub fn split(payload: &str, event_type: &str) -> Option<Split> {
 /// put back in key order (and its type as its `eventName` where they say so). `None` if either
 /// is not a JSON object with keys written without escapes (a row the writer did not write).
 pub fn join(rest: &str, shared: &str, event_type: &str) -> Option<String> {
-    let typed = serde_json::to_string(event_type).expect("a string serializes");
-    let name: Box<RawValue> = RawValue::from_string(typed).expect("a JSON string");
     let capacity = rest.len() + shared.len() + event_type.len();
-    let mut whole: Members = serde_json::from_str(rest).ok()?;
     let shared: Members = serde_json::from_str(shared).ok()?;
-    for (key, value) in shared {
-        let value = match (key, value.get()) {
-            (NAME, NAMED) => &*name,
-            _ => value,
-        };
-        whole.insert(key, value);
+    // The type's JSON text, made only for a row whose shared fields stand for its name.
+    let name = shared
+        .get(NAME)
+        .is_some_and(|v| v.get() == NAMED)
+        .then(|| named_by(event_type));
+    let mut whole: Members = serde_json::from_str(rest).ok()?;
+    whole.extend(shared);
+    if let Some(name) = &name {
+        whole.insert(NAME, name);
     }
     Some(write(&whole, capacity))
+}
+
+/// `event_type` as an `eventName` value.
+fn named_by(event_type: &str) -> Box<RawValue> {
+    RawValue::from_string(quoted(event_type)).expect("a JSON string")
+}
+
+/// `event_type`'s JSON text, as serde_json writes it.
+fn quoted(event_type: &str) -> String {
+    serde_json::to_string(event_type).expect("a string serializes")
 }
 
 /// The object's text, compact, as serde_json writes it.

@@ -20,18 +20,24 @@
 
 use super::stored::{code_of, marker_len, number_end, string_end};
 use serde_json::value::RawValue;
+use std::sync::LazyLock;
 
 /// The most values a shaped row holds (the `changes_sent` view fills this many).
 pub const MAX_VALUES: usize = 8;
 
-/// The keys whose values stay in the shape: names hooklog fixes, not values an agent sent.
-const KEPT: [&str; 5] = ["entity", "op", "state", "status", "kind"];
+/// The codes of the keys whose values stay in the shape (`entity`, `op`, `state`, `status`,
+/// `kind`): names hooklog fixes, not values an agent sent.
+static KEPT: LazyLock<Vec<&'static [u8]>> = LazyLock::new(|| {
+    ["entity", "op", "state", "status", "kind"]
+        .iter()
+        .map(|k| code_of(k.as_bytes()).expect("each kept key has a code"))
+        .collect()
+});
 
 /// The shape of `stored` (deltas as [`super::stored::compact`] wrote them) and its values as a
 /// JSON array; `None` when the row is stored whole (no delta, too many values, or a value
 /// outside a field).
 pub fn split(stored: &str) -> Option<(String, String)> {
-    let kept: Vec<&[u8]> = KEPT.iter().filter_map(|k| code_of(k.as_bytes())).collect();
     let bytes = stored.as_bytes();
     if bytes == b"[]" {
         return None;
@@ -71,7 +77,7 @@ pub fn split(stored: &str) -> Option<(String, String)> {
             }
             key = &text[1..text.len() - 1];
             shape.extend_from_slice(text);
-        } else if b == b'"' && kept.contains(&key) {
+        } else if b == b'"' && KEPT.contains(&key) {
             shape.extend_from_slice(text);
         } else {
             let index = match values.iter().position(|v| *v == text) {
