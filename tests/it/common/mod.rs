@@ -459,6 +459,29 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// Writes back whole, in their rows (`shared` `NULL`), the payloads of the split events whose
+/// `payload_shared` row `p` meets `condition`.
+fn payloads_whole(conn: &Connection, condition: &str) {
+    let split: Vec<(i64, String, String, String)> = conn
+        .prepare(&format!(
+            "SELECT e.sequence, e.payload, p.fields, e.type
+             FROM events e JOIN payload_shared p ON p.id = e.shared WHERE {condition}"
+        ))
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (sequence, rest, fields, event_type) in split {
+        let whole = hooklog::event::shared::join(&rest, &fields, &event_type).unwrap();
+        conn.execute(
+            "UPDATE events SET payload = ?1, shared = NULL WHERE sequence = ?2",
+            rusqlite::params![whole, sequence],
+        )
+        .unwrap();
+    }
+}
+
 /// Puts a database back as schema 29 left it (before migration 0030): each tool use and
 /// mission names its hero (its session's); for tests that simulate an older hooklog's file.
 pub fn as_schema_29(conn: &Connection) {
@@ -492,25 +515,7 @@ pub fn as_schema_29(conn: &Connection) {
 /// ([`as_schema_29`] first); for tests that simulate an older hooklog's file.
 pub fn as_schema_28(conn: &Connection) {
     as_schema_29(conn);
-    let named: Vec<(i64, String, String, String)> = conn
-        .prepare(
-            "SELECT e.sequence, e.payload, p.fields, e.type
-             FROM events e JOIN payload_shared p ON p.id = e.shared
-             WHERE json_type(p.fields, '$.eventName') = 'true'",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    for (sequence, rest, fields, event_type) in named {
-        let whole = hooklog::event::shared::join(&rest, &fields, &event_type).unwrap();
-        conn.execute(
-            "UPDATE events SET payload = ?1, shared = NULL WHERE sequence = ?2",
-            rusqlite::params![whole, sequence],
-        )
-        .unwrap();
-    }
+    payloads_whole(conn, "json_type(p.fields, '$.eventName') = 'true'");
     let migration = include_str!("../../../migrations/0026_payload_shared.sql");
     let view = &migration[migration.find("CREATE VIEW events_whole").unwrap()..];
     conn.execute_batch(&format!(
@@ -581,24 +586,7 @@ pub fn as_schema_26(conn: &Connection) {
 /// hooklog's file.
 pub fn as_schema_25(conn: &Connection) {
     as_schema_26(conn);
-    let split: Vec<(i64, String, String, String)> = conn
-        .prepare(
-            "SELECT e.sequence, e.payload, p.fields, e.type
-             FROM events e JOIN payload_shared p ON p.id = e.shared",
-        )
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    for (sequence, rest, fields, event_type) in split {
-        let whole = hooklog::event::shared::join(&rest, &fields, &event_type).unwrap();
-        conn.execute(
-            "UPDATE events SET payload = ?1 WHERE sequence = ?2",
-            rusqlite::params![whole, sequence],
-        )
-        .unwrap();
-    }
+    payloads_whole(conn, "1");
     conn.execute_batch(
         "DROP VIEW events_whole;
          ALTER TABLE events DROP COLUMN shared;
