@@ -155,6 +155,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0030_heroes_said.sql"),
         false,
     ),
+    (
+        "0031_tool_uses_by_events.sql",
+        include_str!("../migrations/0031_tool_uses_by_events.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -95,16 +95,12 @@ pub async fn one(
             let Some(mission) = missions::get(conn, &id)? else {
                 return Ok(None);
             };
-            let tool_filter = ToolUseFilter {
-                mission_id: Some(id.clone()),
-                ..Default::default()
-            };
             let children = MissionFilter {
                 parent_mission_id: Some(id.clone()),
                 ..Default::default()
             };
             Ok(Some(MissionDetail {
-                tool_uses: tool_uses::list(conn, &tool_filter, EMBEDDED_ROWS)?,
+                tool_uses: tool_uses::first_of_mission(conn, &mission, EMBEDDED_ROWS)?,
                 child_missions: missions::list(conn, &children, EMBEDDED_ROWS)?,
                 mission,
             }))

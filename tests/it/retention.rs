@@ -205,6 +205,7 @@ async fn rebuild_after_pruning_starts_from_the_snapshot_and_equals_the_live_tabl
 
     // The fixture session's events are all pruned; its hero, missions and tool uses remain.
     let session = "8c2e4f1a-3b7d-4e9a-a5c6-1d2f3e4a5b6c";
+    tool_uses_outlive_their_events(&app, session).await;
     let db_path = app.db_path.clone();
     let dir = app.stop().await;
     let conn = rusqlite::Connection::open(&db_path).unwrap();
@@ -252,6 +253,94 @@ async fn rebuild_after_pruning_starts_from_the_snapshot_and_equals_the_live_tabl
     // Sessions filled from the snapshot, with rows let go of and read back every few events.
     assert_rebuilds_to_live(&db_path);
     drop(dir);
+}
+
+/// Every session's tool uses are listed whether retention pruned the events that opened them
+/// or not (migration 0031 finds them through the session's events, and the pruned ones through
+/// their own index), page after page, filtered or not, and a mission shows its own; `fully`'s
+/// are all pruned, and some session has both kinds.
+async fn tool_uses_outlive_their_events(app: &common::TestApp, fully: &str) {
+    let db = app.db();
+    let sessions: Vec<(String, i64, i64)> = db
+        .prepare(
+            "SELECT session_id, COUNT(opening_pruned), COUNT(*) - COUNT(opening_pruned)
+             FROM tool_uses GROUP BY session_id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        sessions
+            .iter()
+            .any(|(s, p, k)| s == fully && *p > 0 && *k == 0)
+    );
+    assert!(
+        sessions.iter().any(|(_, p, k)| *p > 0 && *k > 0),
+        "{sessions:?}"
+    );
+    let ids = |sql: &str, key: &str| -> Vec<String> {
+        db.prepare(sql)
+            .unwrap()
+            .query_map([key], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    for (session, _, _) in &sessions {
+        for filter in ["", "&kind=bash"] {
+            let mut listed = Vec::new();
+            let mut before = String::new();
+            loop {
+                let (status, page) = app
+                    .get(&format!(
+                        "/tool-uses?session={session}{filter}&limit=7{before}"
+                    ))
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{page}");
+                for tool in page["toolUses"].as_array().unwrap() {
+                    listed.push(tool["id"].as_str().unwrap().to_string());
+                }
+                match page["nextBefore"].as_i64() {
+                    Some(next) => before = format!("&before={next}"),
+                    None => break,
+                }
+            }
+            let kind = match filter {
+                "" => "",
+                _ => "AND kind = 'bash'",
+            };
+            let stored = ids(
+                &format!(
+                    "SELECT id FROM tool_uses WHERE session_id = ?1 {kind}
+                     ORDER BY opened_sequence DESC"
+                ),
+                session,
+            );
+            assert_eq!(listed, stored, "{session}{filter}");
+        }
+    }
+    let missions = ids(
+        "SELECT DISTINCT mission_id FROM tool_uses WHERE session_id = ?1 AND mission_id IS NOT NULL",
+        fully,
+    );
+    assert!(!missions.is_empty());
+    for mission in missions {
+        let (status, detail) = app.get(&format!("/missions/{mission}")).await;
+        assert_eq!(status, StatusCode::OK, "{detail}");
+        let shown: Vec<&str> = detail["toolUses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_str().unwrap())
+            .collect();
+        let stored = ids(
+            "SELECT id FROM tool_uses WHERE mission_id = ?1 ORDER BY opened_sequence",
+            &mission,
+        );
+        assert_eq!(shown, stored, "{mission}");
+    }
 }
 
 /// A database that pruned without a snapshot (before it kept one, or its snapshot file is
@@ -481,13 +570,18 @@ async fn pruning_everything_leaves_the_live_tables_and_the_snapshot_file_equal_t
     post(format!("/alerts/{alert}/ack"), json!({"by": "me"})).await;
 
     // What each event changed and the mission it answered with (`agent_changes`), and its
-    // search text (`search_text`), belong to its history and go with it.
+    // search text (`search_text`), belong to its history and go with it. A tool use only
+    // notes that its opening event went (`opening_pruned`, its last column).
     let kept = |rows: Vec<String>| -> Vec<String> {
         rows.into_iter()
             .filter(|row| {
                 !["agent_changes: ", "search_text: "]
                     .iter()
                     .any(|table| row.starts_with(table))
+            })
+            .map(|row| match row.strip_prefix("tool_uses: ") {
+                Some(_) => row[..row.rfind(" | ").unwrap()].to_string(),
+                None => row,
             })
             .collect()
     };
@@ -504,6 +598,12 @@ async fn pruning_everything_leaves_the_live_tables_and_the_snapshot_file_equal_t
     let conn = app.db();
     let after = dump_projections(&conn);
     assert_eq!(kept(after.clone()), live, "the live tables are untouched");
+    let tools: Vec<&String> = after
+        .iter()
+        .filter(|r| r.starts_with("tool_uses: "))
+        .collect();
+    assert!(!tools.is_empty());
+    assert!(tools.iter().all(|r| r.ends_with(" | 1")), "{tools:?}");
     assert_eq!(
         after.len(),
         live.len(),

@@ -482,9 +482,23 @@ fn payloads_whole(conn: &Connection, condition: &str) {
     }
 }
 
+/// Puts a database back as schema 30 left it (before migration 0031): a session's tool uses
+/// have an index of their own, and none says whether its opening event was pruned; for tests
+/// that simulate an older hooklog's file.
+pub fn as_schema_30(conn: &Connection) {
+    conn.execute_batch(
+        "DROP INDEX tool_uses_pruned;
+         ALTER TABLE tool_uses DROP COLUMN opening_pruned;
+         CREATE INDEX tool_uses_by_session ON tool_uses (session_id, opened_sequence);
+         PRAGMA user_version = 30;",
+    )
+    .unwrap();
+}
+
 /// Puts a database back as schema 29 left it (before migration 0030): each tool use and
 /// mission names its hero (its session's); for tests that simulate an older hooklog's file.
 pub fn as_schema_29(conn: &Connection) {
+    as_schema_30(conn);
     conn.execute_batch(
         "ALTER TABLE tool_uses ADD COLUMN hero_id TEXT;
          ALTER TABLE missions ADD COLUMN hero_id TEXT NOT NULL DEFAULT '';",

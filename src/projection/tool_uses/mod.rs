@@ -6,9 +6,13 @@
 use super::filter::Where;
 use super::missions::Mission;
 use crate::states::states;
+use of_session::{Order, Scope, bound};
+use rusqlite::types::Value;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
 use std::sync::LazyLock;
+
+mod of_session;
 
 states! {
     /// A tool use's `status`.
@@ -107,20 +111,27 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<ToolUse>> {
 }
 
 /// The latest tool call of a session with an agent's tool use id (permission requests, which
-/// may carry the same id, are not calls). It walks the session's tool uses newest first
-/// (`tool_uses_by_session`): the writer asks [`calls_of`] once per session instead.
+/// may carry the same id, are not calls). It walks the session's tool uses newest first: the
+/// writer asks [`calls_of`] once per session instead.
 pub fn by_call(
     conn: &Connection,
     session_id: &str,
     tool_use_id: &str,
 ) -> rusqlite::Result<Option<ToolUse>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tool_uses
-         WHERE session_id = ?1 AND tool_use_id = ?2 AND kind <> 'permission'
-         ORDER BY opened_sequence DESC LIMIT 1"
-    ))?
-    .query_row([session_id, tool_use_id], row)
-    .optional()
+    let scope = calls(session_id).eq("tool_use_id", ":call", Some(tool_use_id));
+    let mut latest = scope.query(conn, &BY_CALL, &[(":limit", Value::Integer(1))])?;
+    Ok(latest.pop())
+}
+
+static BY_CALL: LazyLock<String> = LazyLock::new(|| {
+    calls("")
+        .eq("tool_use_id", ":call", Some(""))
+        .sql(Order::Newest, ":limit")
+});
+
+/// A session's calls: its tool uses but permission requests.
+fn calls(session_id: &str) -> Scope {
+    Scope::of(session_id).term("t.kind <> 'permission'")
 }
 
 /// Every tool use id of a session's calls (not permission requests) with the row id of the
@@ -129,18 +140,21 @@ pub fn calls_of(
     conn: &Connection,
     session_id: &str,
 ) -> rusqlite::Result<foldhash::HashMap<String, String>> {
+    let scope = calls(session_id).term("t.tool_use_id IS NOT NULL");
     let mut calls = foldhash::HashMap::default();
-    let mut statement = conn.prepare_cached(
-        "SELECT tool_use_id, id FROM tool_uses
-         WHERE session_id = ?1 AND tool_use_id IS NOT NULL AND kind <> 'permission'
-         ORDER BY opened_sequence",
-    )?;
-    let mut rows = statement.query([session_id])?;
-    while let Some(r) = rows.next()? {
-        calls.insert(r.get(0)?, r.get(1)?);
+    for tool in scope.query(conn, &CALLS_OF, &[(":limit", Value::Integer(-1))])? {
+        if let Some(call) = tool.tool_use_id {
+            calls.insert(call, tool.id);
+        }
     }
     Ok(calls)
 }
+
+static CALLS_OF: LazyLock<String> = LazyLock::new(|| {
+    calls("")
+        .term("t.tool_use_id IS NOT NULL")
+        .sql(Order::Oldest, ":limit")
+});
 
 /// The latest running subagent-spawning call (`Task` / `Agent`) of a session: through the
 /// partial index of running spawners, named, so the cost does not grow with the other tools
@@ -170,31 +184,71 @@ pub fn running_of(conn: &Connection, session_id: &str) -> rusqlite::Result<Vec<T
 }
 
 /// The latest `limit` tool uses of a mission, in the order they started. A mission's tool
-/// uses are in its session, from its opening on: they are found through
-/// `tool_uses_by_session`.
+/// uses are in its session, from its opening on.
 pub fn latest_of_mission(
     conn: &Connection,
     mission: &Mission,
     limit: u32,
 ) -> rusqlite::Result<Vec<ToolUse>> {
-    let mut latest: Vec<ToolUse> = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM tool_uses
-         WHERE session_id = ?1 AND opened_sequence >= ?2 AND mission_id = ?3
-         ORDER BY opened_sequence DESC LIMIT ?4"
-        ))?
-        .query_map(
-            params![
-                mission.session_id,
-                mission.opened_sequence,
-                mission.id,
-                limit
-            ],
-            row,
-        )?
-        .collect::<rusqlite::Result<_>>()?;
+    let scope = of_mission(&mission.session_id, &mission.id, mission.opened_sequence);
+    let mut latest = scope.query(
+        conn,
+        &scope.sql(Order::Newest, ":limit"),
+        &[(":limit", Value::Integer(limit.into()))],
+    )?;
     latest.reverse();
     Ok(latest)
+}
+
+/// A mission's tool uses: its session's, from its opening on, that name it.
+fn of_mission(session_id: &str, mission_id: &str, opened_sequence: i64) -> Scope {
+    let mut scope = Scope::of(session_id).eq("mission_id", ":mission", Some(mission_id));
+    scope.from = Some(opened_sequence);
+    scope
+}
+
+/// The session (or mission) `filter` names, as a [`Scope`] with the filters on the tool uses
+/// themselves (status, kind, tool) in `terms`, or `None` when it names none or a mission that
+/// does not exist or is not in the session it also names.
+fn session_scope(conn: &Connection, filter: &ToolUseFilter) -> rusqlite::Result<Option<Scope>> {
+    let scope = match (filter.mission_id.as_deref(), filter.session_id.as_deref()) {
+        (Some(mission), session) => {
+            let found: Option<(String, i64)> = conn
+                .prepare_cached("SELECT session_id, opened_sequence FROM missions WHERE id = ?1")?
+                .query_row([mission], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?;
+            match found {
+                Some((of, opened)) if session.is_none_or(|s| s == of) => {
+                    of_mission(&of, mission, opened)
+                }
+                _ => return Ok(None),
+            }
+        }
+        (None, Some(session)) => Scope::of(session),
+        (None, None) => return Ok(None),
+    };
+    Ok(Some(scope))
+}
+
+/// The terms on a tool use's own columns (unqualified) that `filter` gives besides its
+/// scope, with their values.
+fn rest_of(filter: &ToolUseFilter) -> (Vec<&'static str>, Vec<(&'static str, Value)>) {
+    let mut terms = Vec::new();
+    let mut values = Vec::new();
+    let text = |v: &str| Value::Text(v.to_string());
+    if let Some(status) = filter.status {
+        terms.push("status = :status");
+        values.push((":status", text(status.as_str())));
+    }
+    if let Some(kind) = &filter.kind {
+        terms.push("kind = :kind");
+        values.push((":kind", text(kind)));
+    }
+    if let Some(tool) = &filter.tool {
+        terms.push("tool = :tool");
+        values.push((":tool", text(tool)));
+    }
+    (terms, values)
 }
 
 /// The filters of `GET /tool-uses`.
@@ -232,6 +286,9 @@ pub fn newest(
     limit: u32,
 ) -> rusqlite::Result<Newest> {
     let running = filter.status == Some(ToolStatus::Running);
+    if (filter.session_id.is_some() || filter.mission_id.is_some()) && !running {
+        return newest_of_session(conn, filter, before, limit);
+    }
     let mut scope = scope_filter(filter);
     if let Some(before) = before {
         scope = scope.bind_integer("opened_sequence < ?", before);
@@ -302,6 +359,58 @@ pub fn newest(
     })
 }
 
+/// [`newest`] for one session's (or mission's) tool uses but the running ones: through the
+/// session's events ([`of_session`]), in a window of at most [`SCAN_WINDOW`] when a filter
+/// besides the scope is given, as for every session's.
+fn newest_of_session(
+    conn: &Connection,
+    filter: &ToolUseFilter,
+    before: Option<i64>,
+    limit: u32,
+) -> rusqlite::Result<Newest> {
+    // The page and the window's extent from one snapshot.
+    let tx = conn.unchecked_transaction()?;
+    let Some(mut scope) = session_scope(&tx, filter)? else {
+        return Ok(Newest {
+            tool_uses: Vec::new(),
+            next_before: None,
+        });
+    };
+    scope.before = before;
+    let page_limit = (":limit", Value::Integer(limit.into()));
+    let (rest, mut values) = rest_of(filter);
+    let (tool_uses, window) = match rest.is_empty() {
+        true => {
+            let sql = scope.sql(Order::Newest, ":limit");
+            (scope.query(&tx, &sql, &[page_limit])?, None)
+        }
+        false => {
+            let window = scope.sql(Order::Newest, ":window");
+            let sql = format!(
+                "SELECT {COLUMNS} FROM ({window}) WHERE {} ORDER BY opened_sequence DESC
+                 LIMIT :limit",
+                rest.join(" AND ")
+            );
+            values.push((":window", Value::Integer(SCAN_WINDOW.into())));
+            values.push(page_limit);
+            (scope.query(&tx, &sql, &values)?, Some(window))
+        }
+    };
+    let next_before = match (tool_uses.len() == limit as usize, window) {
+        (true, _) => tool_uses.last().map(|t| t.opened_sequence),
+        (false, None) => None,
+        (false, Some(window)) => {
+            let keys = format!("SELECT opened_sequence AS key FROM ({window})");
+            let params = scope.params(&[(":window", Value::Integer(SCAN_WINDOW.into()))]);
+            super::filter::past_window(&tx, &keys, bound(&params).as_slice(), SCAN_WINDOW)?
+        }
+    };
+    Ok(Newest {
+        tool_uses,
+        next_before,
+    })
+}
+
 /// What a page of [`newest`] reads its rows from. The running ones come from their partial
 /// indexes, newest first, never found by reading the newest of every tool use: a session's (a
 /// mission's is in its session), or every session's in the order they started, which agents
@@ -339,43 +448,32 @@ fn scope_filter(filter: &ToolUseFilter) -> Where {
     }
 }
 
-/// Tool uses in the order they started (a mission's, which `GET /missions/{id}` embeds).
-pub fn list(
+/// The first `limit` tool uses of a mission, in the order they started (`GET /missions/{id}`
+/// embeds them).
+pub fn first_of_mission(
     conn: &Connection,
-    filter: &ToolUseFilter,
+    mission: &Mission,
     limit: u32,
 ) -> rusqlite::Result<Vec<ToolUse>> {
-    let filter = list_filter(filter);
-    conn.prepare_cached(&list_sql(&filter))?
-        .query_map(params_from_iter(filter.values(limit)), row)?
-        .collect()
-}
-
-fn list_filter(filter: &ToolUseFilter) -> Where {
-    let terms = scope_filter(filter)
-        .eq("kind", filter.kind.as_deref())
-        .eq("tool", filter.tool.as_deref());
-    match filter.status {
-        // In the scope already: `tool_uses_running` is a partial index on that condition.
-        Some(ToolStatus::Running) => terms,
-        status => terms.eq("status", status.map(ToolStatus::as_str)),
-    }
-}
-
-fn list_sql(filter: &Where) -> String {
-    filter.sql(
-        &format!("SELECT {COLUMNS} FROM tool_uses"),
-        "ORDER BY opened_sequence",
+    let scope = of_mission(&mission.session_id, &mission.id, mission.opened_sequence);
+    scope.query(
+        conn,
+        &scope.sql(Order::Oldest, ":limit"),
+        &[(":limit", Value::Integer(limit.into()))],
     )
 }
 
 /// The statement [`save`] runs, prepared once by [`saving`] to write many rows. A stored row
 /// is changed in place: `session_id` and `opened_sequence` (the indexed columns) never change
 /// once a tool use is opened, so they are not set again, and the indexes keep their entries.
+/// A new row's `opening_pruned` says whether its opening event is missing from the log (in
+/// the retention snapshot's file, which has no events: [`of_session`]).
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "INSERT INTO tool_uses ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+        "INSERT INTO tool_uses ({COLUMNS}, opening_pruned)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                 CASE WHEN EXISTS (SELECT 1 FROM events WHERE sequence = ?16) THEN NULL
+                      ELSE 1 END)
          ON CONFLICT (id) DO UPDATE SET mission_id = ?3, tool_use_id = ?4,
              request_id = ?5, tool = ?6, kind = ?7, preview = ?8, status = ?9, error = ?10,
              opened_event_id = ?11, closed_event_id = ?12, started_at = ?13,
@@ -459,38 +557,45 @@ mod tests {
         assert!(running_spawner(&conn, "s").unwrap().is_none());
     }
 
-    /// Each filter of `GET /tool-uses` but a status other than `running` is served by an
-    /// index: none scans the table (a scan reads every tool use of the log).
+    /// A session's (or a mission's) tool uses are read through the session's events and the
+    /// tool uses' order index, and through the pruned ones' own index: no statement scans a
+    /// table or sorts a session's every event.
     #[test]
-    fn the_list_filters_search_an_index() {
+    fn a_sessions_tool_uses_are_read_through_its_events() {
         let conn = Connection::open_in_memory().unwrap();
         crate::migrations::create(&conn).unwrap();
-        let text = |s: &str| Some(s.to_string());
-        for filter in [
-            ToolUseFilter {
-                status: Some(ToolStatus::Running),
-                ..Default::default()
-            },
-            ToolUseFilter {
-                session_id: text("s"),
-                ..Default::default()
-            },
-            ToolUseFilter {
-                session_id: text("s"),
-                status: Some(ToolStatus::Running),
-                ..Default::default()
-            },
-            ToolUseFilter {
-                mission_id: text("m"),
-                status: Some(ToolStatus::Completed),
-                ..Default::default()
-            },
-        ] {
-            let plan = super::super::filter::plan(&conn, list_filter(&filter), list_sql);
-            assert!(!plan.contains("SCAN tool_uses\n"), "{filter:?}: {plan}");
+        let mut cursor = of_mission("s", "m", 5).eq("kind", ":kind", Some("bash"));
+        cursor.before = Some(9);
+        let statements = [
+            (Scope::of("s").sql(Order::Newest, ":limit"), Scope::of("s")),
+            (
+                BY_CALL.clone(),
+                calls("s").eq("tool_use_id", ":call", Some("c")),
+            ),
+            (
+                CALLS_OF.clone(),
+                calls("s").term("t.tool_use_id IS NOT NULL"),
+            ),
+            (cursor.sql(Order::Oldest, ":limit"), cursor),
+        ];
+        for (sql, scope) in statements {
+            let params = scope.params(&[(":limit", Value::Integer(10))]);
+            let plan = super::super::filter::plan_of(&conn, &sql, bound(&params).as_slice());
+            assert!(plan.contains("SEARCH e USING"), "{sql}: {plan}");
+            assert!(plan.contains("(session_id=?"), "{sql}: {plan}");
             assert!(
-                plan.contains("USING INDEX tool_uses_"),
-                "{filter:?}: {plan}"
+                plan.contains("SEARCH t USING INDEX tool_uses_by_order (opened_sequence=?)"),
+                "{sql}: {plan}"
+            );
+            assert!(
+                plan.contains("SEARCH t USING INDEX tool_uses_pruned (session_id=?"),
+                "{sql}: {plan}"
+            );
+            // Only the merge reads its two parts' rows in full (at most the limit of each).
+            let scans = plan.lines().filter(|l| l.starts_with("SCAN"));
+            assert!(
+                scans.clone().all(|l| l.starts_with("SCAN (subquery")),
+                "{plan}"
             );
         }
     }

@@ -1,0 +1,177 @@
+//! A session's tool uses, found through the events' own session index (migration 0031, issue
+//! 41). A tool use is opened by an event of its session and keyed by that event's sequence
+//! (`opened_sequence`, `tool_uses_by_order`), so walking the session's events in order and
+//! looking each one up finds its tool uses in order, and a hook event that opens one writes no
+//! entry on a page of its session's for it (the event's own entry is on such a page already).
+//!
+//! The tool uses whose opening event retention pruned (`opening_pruned = 1`) are found
+//! through `tool_uses_pruned`, keyed by session; every one of them is older than any tool use
+//! an event still in the log opened, so the session's tool uses are those, then the others.
+//! A statement here reads each part in order, at most its limit from each, and merges them.
+
+use super::{COLUMNS, ToolUse, row};
+use rusqlite::types::Value;
+use rusqlite::{Connection, ToSql};
+use std::sync::LazyLock;
+
+/// Which tool uses of one session a statement reads.
+pub(super) struct Scope {
+    pub session: String,
+    /// Leave out the tool uses opened before this sequence (a mission's opening).
+    pub from: Option<i64>,
+    /// Leave out the tool uses opened at or after this sequence (a page's cursor).
+    pub before: Option<i64>,
+    /// Terms on the tool use (`t.`), with the parameter each binds (`:name`) and its value.
+    pub terms: Vec<(String, Option<(&'static str, Value)>)>,
+}
+
+/// Which way a statement reads.
+#[derive(Clone, Copy)]
+pub(super) enum Order {
+    Oldest,
+    Newest,
+}
+
+/// [`COLUMNS`], each of `t`.
+static T_COLUMNS: LazyLock<String> = LazyLock::new(|| {
+    COLUMNS
+        .split(',')
+        .map(|c| format!("t.{}", c.trim()))
+        .collect::<Vec<_>>()
+        .join(", ")
+});
+
+/// Where `opened_sequence` is in [`COLUMNS`] (1-based), for the merged `ORDER BY`.
+static ORDER_COLUMN: LazyLock<usize> = LazyLock::new(|| {
+    COLUMNS
+        .split(',')
+        .position(|c| c.trim() == "opened_sequence")
+        .expect("a stored column")
+        + 1
+});
+
+impl Scope {
+    pub fn of(session: &str) -> Scope {
+        Scope {
+            session: session.to_string(),
+            from: None,
+            before: None,
+            terms: Vec::new(),
+        }
+    }
+
+    /// Adds `t.<column> = <name>` (`name` is `:column`), when `value` is given.
+    pub fn eq(mut self, column: &str, name: &'static str, value: Option<&str>) -> Scope {
+        if let Some(value) = value {
+            let value = Value::Text(value.to_string());
+            self.terms
+                .push((format!("t.{column} = {name}"), Some((name, value))));
+        }
+        self
+    }
+
+    /// Adds a term that binds nothing.
+    pub fn term(mut self, term: &str) -> Scope {
+        self.terms.push((term.to_string(), None));
+        self
+    }
+
+    /// The statement: its tool uses in `order`, at most `limit` (a parameter's name, bound to
+    /// `-1` for all of them).
+    pub fn sql(&self, order: Order, limit: &str) -> String {
+        let (way, pruned_first) = match order {
+            Order::Oldest => ("ASC", true),
+            Order::Newest => ("DESC", false),
+        };
+        let mut opened = vec!["e.session_id = :session".to_string()];
+        let mut pruned = vec![
+            "t.opening_pruned = 1".to_string(),
+            "t.session_id = :session".to_string(),
+        ];
+        if self.from.is_some() {
+            // A mission opened by an event retention pruned: every event left is after it.
+            opened.push(
+                "e.session_sequence >= COALESCE((SELECT session_sequence FROM events
+                     WHERE sequence = :from AND session_id = :session), 0)"
+                    .into(),
+            );
+            pruned.push("t.opened_sequence >= :from".into());
+        }
+        if self.before.is_some() {
+            // The cursor is a tool use's `opened_sequence`, an event of the session; any
+            // other number is placed among the session's events by its sequence.
+            opened.push(
+                "e.session_sequence < COALESCE(
+                     (SELECT session_sequence FROM events
+                      WHERE sequence = :before AND session_id = :session),
+                     (SELECT session_sequence + 1 FROM events
+                      WHERE session_id = :session AND sequence < :before
+                      ORDER BY session_sequence DESC LIMIT 1),
+                     0)"
+                .into(),
+            );
+            pruned.push("t.opened_sequence < :before".into());
+        }
+        for (term, _) in &self.terms {
+            opened.push(term.clone());
+            pruned.push(term.clone());
+        }
+        let opened = format!(
+            "SELECT * FROM (SELECT {cols} FROM events e
+                 JOIN tool_uses t INDEXED BY tool_uses_by_order ON t.opened_sequence = e.sequence
+                 WHERE {terms} ORDER BY e.session_sequence {way} LIMIT {limit})",
+            cols = *T_COLUMNS,
+            terms = opened.join(" AND "),
+        );
+        let pruned = format!(
+            "SELECT * FROM (SELECT {cols} FROM tool_uses t INDEXED BY tool_uses_pruned
+                 WHERE {terms} ORDER BY t.opened_sequence {way} LIMIT {limit})",
+            cols = *T_COLUMNS,
+            terms = pruned.join(" AND "),
+        );
+        let (first, second) = match pruned_first {
+            true => (pruned, opened),
+            false => (opened, pruned),
+        };
+        format!(
+            "{first} UNION ALL {second} ORDER BY {column} {way} LIMIT {limit}",
+            column = *ORDER_COLUMN
+        )
+    }
+
+    /// The named parameters of [`Scope::sql`], each once, then `extra`.
+    pub fn params(&self, extra: &[(&'static str, Value)]) -> Vec<(&'static str, Value)> {
+        let mut params = vec![(":session", Value::Text(self.session.clone()))];
+        if let Some(from) = self.from {
+            params.push((":from", Value::Integer(from)));
+        }
+        if let Some(before) = self.before {
+            params.push((":before", Value::Integer(before)));
+        }
+        for (name, value) in self.terms.iter().filter_map(|(_, bound)| bound.as_ref()) {
+            if !params.iter().any(|(n, _)| n == name) {
+                params.push((name, value.clone()));
+            }
+        }
+        params.extend(extra.iter().cloned());
+        params
+    }
+
+    /// Runs `sql` (made from [`Scope::sql`]) with this scope's parameters and `extra`.
+    pub fn query(
+        &self,
+        conn: &Connection,
+        sql: &str,
+        extra: &[(&'static str, Value)],
+    ) -> rusqlite::Result<Vec<ToolUse>> {
+        let params = self.params(extra);
+        conn.prepare_cached(sql)?
+            .query_map(bound(&params).as_slice(), row)?
+            .collect()
+    }
+}
+
+/// `params` as rusqlite binds them by name.
+pub(super) fn bound<'a>(params: &'a [(&'static str, Value)]) -> Vec<(&'static str, &'a dyn ToSql)> {
+    params.iter().map(|(n, v)| (*n, v as &dyn ToSql)).collect()
+}
