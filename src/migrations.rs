@@ -160,6 +160,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0031_tool_uses_by_events.sql"),
         false,
     ),
+    (
+        "0032_missions_by_events.sql",
+        include_str!("../migrations/0032_missions_by_events.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

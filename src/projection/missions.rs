@@ -4,7 +4,9 @@
 //! is `mission-` and the id of the event that opened it.
 
 use super::filter::Where;
+use super::of_session::{Order, Scope, Table};
 use crate::states::states;
+use rusqlite::types::Value;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
 use std::sync::LazyLock;
@@ -54,6 +56,14 @@ pub struct Mission {
 const COLUMNS: &str = "id, session_id, kind, state, prompt, title, summary,
      parent_mission_id, subagent_id, subagent_type, degraded_reason, opened_event_id,
      closed_event_id, started_at, completed_at, opened_sequence";
+
+/// How a session's missions are read ([`super::of_session`]).
+static TABLE: Table = Table {
+    name: "missions",
+    columns: COLUMNS,
+    by_order: "missions_by_order",
+    pruned: "missions_pruned",
+};
 
 fn row(r: &Row<'_>) -> rusqlite::Result<Mission> {
     let session_id: String = r.get(1)?;
@@ -160,6 +170,11 @@ pub fn list(
     filter: &MissionFilter,
     limit: u32,
 ) -> rusqlite::Result<Vec<Mission>> {
+    if filter.parent_mission_id.is_none()
+        && (filter.session_id.is_some() || filter.hero_id.is_some())
+    {
+        return list_of_session(conn, filter, limit);
+    }
     let index = list_index(filter);
     let filter = list_filter(filter);
     conn.prepare_cached(&list_sql(index, &filter))?
@@ -167,15 +182,45 @@ pub fn list(
         .collect()
 }
 
+/// A session's missions (a hero's are its session's), most recently opened first, through the
+/// session's events ([`super::of_session`], migration 0032). A state filter is applied to
+/// them as they are read: a page reads at most the session's events.
+fn list_of_session(
+    conn: &Connection,
+    filter: &MissionFilter,
+    limit: u32,
+) -> rusqlite::Result<Vec<Mission>> {
+    let session = match (filter.session_id.as_deref(), filter.hero_id.as_deref()) {
+        (session, Some(hero)) => {
+            let of: Option<String> = conn
+                .prepare_cached("SELECT session_id FROM heroes WHERE id = ?1")?
+                .query_row([hero], |r| r.get(0))
+                .optional()?;
+            match of {
+                Some(of) if session.is_none_or(|s| s == of) => of,
+                _ => return Ok(Vec::new()),
+            }
+        }
+        (Some(session), None) => session.to_string(),
+        (None, None) => return Ok(Vec::new()),
+    };
+    let scope =
+        Scope::of(&TABLE, &session).eq("state", ":state", filter.state.map(MissionState::as_str));
+    scope.query(
+        conn,
+        &scope.sql(Order::Newest, ":limit"),
+        &[(":limit", Value::Integer(limit.into()))],
+        row,
+    )
+}
+
 /// The index a filtered list walks, named because without statistics SQLite's planner takes
 /// `missions_by_order` for the `ORDER BY` and reads every mission to find one hero's: the most
-/// selective filter's own index (a parent's children, then a session's or a hero's, whose
-/// missions are its session's, then a state's).
+/// selective filter's own index (a parent's children, then a state's). A session's or a hero's
+/// are read through the session's events ([`list_of_session`]) but a parent's children.
 fn list_index(filter: &MissionFilter) -> &'static str {
     if filter.parent_mission_id.is_some() {
         "missions_by_parent"
-    } else if filter.session_id.is_some() || filter.hero_id.is_some() {
-        "missions_by_session"
     } else if filter.state.is_some() {
         "missions_by_state"
     } else {
@@ -208,11 +253,14 @@ fn list_sql(index: &str, filter: &Where) -> String {
 /// The statement [`save`] runs, prepared once by [`saving`] to write many rows. A stored row
 /// is changed in place: `session_id`, `parent_mission_id` and `opened_sequence` (indexed)
 /// never change once a mission is opened, so they are not set again, and the indexes on them
-/// keep their entries.
+/// keep their entries. A new row's `opening_pruned` says whether its opening event is missing
+/// from the log (in the retention snapshot's file, which has no events).
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "INSERT INTO missions ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+        "INSERT INTO missions ({COLUMNS}, opening_pruned)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                 CASE WHEN EXISTS (SELECT 1 FROM events WHERE sequence = ?16) THEN NULL
+                      ELSE 1 END)
          ON CONFLICT (id) DO UPDATE SET kind = ?3, state = ?4, prompt = ?5,
              title = ?6, summary = ?7, subagent_id = ?9, subagent_type = ?10,
              degraded_reason = ?11, opened_event_id = ?12, closed_event_id = ?13,
@@ -281,13 +329,6 @@ mod tests {
         for (filter, expected) in [
             (
                 MissionFilter {
-                    session_id: text("s"),
-                    ..Default::default()
-                },
-                "missions_by_session",
-            ),
-            (
-                MissionFilter {
                     parent_mission_id: text("m"),
                     ..Default::default()
                 },
@@ -300,20 +341,39 @@ mod tests {
                 },
                 "missions_by_state",
             ),
-            (
-                MissionFilter {
-                    hero_id: text("h"),
-                    state: Some(MissionState::Active),
-                    ..Default::default()
-                },
-                "missions_by_session",
-            ),
             (MissionFilter::default(), "missions_by_order"),
         ] {
             let chosen = list_index(&filter);
             let plan =
                 super::super::filter::plan(&conn, list_filter(&filter), |w| list_sql(chosen, w));
             assert!(plan.contains(expected), "{filter:?}: {plan}");
+        }
+    }
+
+    /// A session's missions, in a state or not, are read through its events and the
+    /// missions' order index, and through the pruned ones' own index: no table is scanned.
+    #[test]
+    fn a_sessions_missions_are_read_through_its_events() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        for state in [None, Some("failed")] {
+            let scope = Scope::of(&TABLE, "s").eq("state", ":state", state);
+            let params = scope.params(&[(":limit", Value::Integer(10))]);
+            let sql = scope.sql(Order::Newest, ":limit");
+            let bound = super::super::of_session::bound(&params);
+            let plan = super::super::filter::plan_of(&conn, &sql, bound.as_slice());
+            for step in [
+                "SEARCH e USING COVERING INDEX sqlite_autoindex_events_2 (session_id=?)",
+                "SEARCH t USING INDEX missions_by_order (opened_sequence=?)",
+                "SEARCH t USING INDEX missions_pruned (session_id=?)",
+            ] {
+                assert!(plan.contains(step), "{plan}");
+            }
+            let scans = plan.lines().filter(|l| l.starts_with("SCAN"));
+            assert!(
+                scans.clone().all(|l| l.starts_with("SCAN (subquery")),
+                "{plan}"
+            );
         }
     }
 }

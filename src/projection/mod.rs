@@ -18,6 +18,7 @@ pub mod filter;
 pub mod gaps;
 pub mod heroes;
 pub mod missions;
+mod of_session;
 pub mod owners;
 pub mod permissions;
 pub mod prices;

@@ -163,9 +163,9 @@ const PRUNED_SESSIONS: &str = "INSERT INTO pruned_sessions (session_id, last_ses
      ON CONFLICT (session_id) DO UPDATE
      SET last_session_sequence = MAX(last_session_sequence, excluded.last_session_sequence)";
 
-/// Marks the tool uses opened by the events a step prunes (those after the previous boundary),
-/// read through `tool_uses_by_order`.
-const PRUNED_OPENINGS: &str = "UPDATE tool_uses SET opening_pruned = 1
+/// Marks the rows of `{table}` opened by the events a step prunes (those after the previous
+/// boundary), read through the table's index on `opened_sequence`.
+const PRUNED_OPENINGS: &str = "UPDATE {table} SET opening_pruned = 1
      WHERE opened_sequence <= ?1
        AND opened_sequence > COALESCE((SELECT CAST(value AS INTEGER) FROM meta
                                        WHERE key = 'pruned_through_sequence'), 0)";
@@ -187,9 +187,11 @@ const PRUNED_SHARED: &str = "DELETE FROM payload_shared
 /// 5,000,000 events, against 0.5 ms for the range).
 fn delete_through(tx: &Connection, through: i64) -> rusqlite::Result<i64> {
     tx.execute(PRUNED_SESSIONS, [through])?;
-    // The tool uses these events opened outlive them: their sessions find them through
-    // `tool_uses_pruned` from now on (`projection::tool_uses`, migration 0031).
-    tx.execute(PRUNED_OPENINGS, [through])?;
+    // The tool uses and missions these events opened outlive them: their sessions find them
+    // through `tool_uses_pruned` and `missions_pruned` from now on (`projection::of_session`).
+    for table in ["tool_uses", "missions"] {
+        tx.execute(&PRUNED_OPENINGS.replace("{table}", table), [through])?;
+    }
     tx.execute(
         "UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?1) AS TEXT)
          WHERE key = 'pruned_through_sequence'",

@@ -321,6 +321,50 @@ async fn tool_uses_outlive_their_events(app: &common::TestApp, fully: &str) {
             assert_eq!(listed, stored, "{session}{filter}");
         }
     }
+    // And each session's missions, by session and by hero, in a state or not.
+    let with_missions: Vec<String> = db
+        .prepare(
+            "SELECT session_id FROM missions GROUP BY session_id
+             HAVING COUNT(opening_pruned) > 0 AND COUNT(opening_pruned) < COUNT(*)",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        !with_missions.is_empty(),
+        "a session with both kinds of missions"
+    );
+    for session in with_missions.iter().map(String::as_str).chain([fully]) {
+        let hero = hooklog::projection::heroes::hero_id(session);
+        for (query, state) in [
+            (format!("session={session}"), ""),
+            (format!("heroId={hero}"), ""),
+            (
+                format!("session={session}&state=completed"),
+                "AND state = 'completed'",
+            ),
+        ] {
+            let (status, page) = app.get(&format!("/missions?{query}&limit=1000")).await;
+            assert_eq!(status, StatusCode::OK, "{page}");
+            let listed: Vec<&str> = page["missions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["id"].as_str().unwrap())
+                .collect();
+            let stored = ids(
+                &format!(
+                    "SELECT id FROM missions WHERE session_id = ?1 {state}
+                     ORDER BY opened_sequence DESC"
+                ),
+                session,
+            );
+            assert!(!state.is_empty() || !stored.is_empty(), "{query}");
+            assert_eq!(listed, stored, "{query}");
+        }
+    }
     let missions = ids(
         "SELECT DISTINCT mission_id FROM tool_uses WHERE session_id = ?1 AND mission_id IS NOT NULL",
         fully,
@@ -570,8 +614,8 @@ async fn pruning_everything_leaves_the_live_tables_and_the_snapshot_file_equal_t
     post(format!("/alerts/{alert}/ack"), json!({"by": "me"})).await;
 
     // What each event changed and the mission it answered with (`agent_changes`), and its
-    // search text (`search_text`), belong to its history and go with it. A tool use only
-    // notes that its opening event went (`opening_pruned`, its last column).
+    // search text (`search_text`), belong to its history and go with it. A tool use or a
+    // mission only notes that its opening event went (`opening_pruned`, its last column).
     let kept = |rows: Vec<String>| -> Vec<String> {
         rows.into_iter()
             .filter(|row| {
@@ -579,10 +623,12 @@ async fn pruning_everything_leaves_the_live_tables_and_the_snapshot_file_equal_t
                     .iter()
                     .any(|table| row.starts_with(table))
             })
-            .map(|row| match row.strip_prefix("tool_uses: ") {
-                Some(_) => row[..row.rfind(" | ").unwrap()].to_string(),
-                None => row,
-            })
+            .map(
+                |row| match row.starts_with("tool_uses: ") || row.starts_with("missions: ") {
+                    true => row[..row.rfind(" | ").unwrap()].to_string(),
+                    false => row,
+                },
+            )
             .collect()
     };
     let before = dump_projections(&app.db());
@@ -598,12 +644,11 @@ async fn pruning_everything_leaves_the_live_tables_and_the_snapshot_file_equal_t
     let conn = app.db();
     let after = dump_projections(&conn);
     assert_eq!(kept(after.clone()), live, "the live tables are untouched");
-    let tools: Vec<&String> = after
-        .iter()
-        .filter(|r| r.starts_with("tool_uses: "))
-        .collect();
-    assert!(!tools.is_empty());
-    assert!(tools.iter().all(|r| r.ends_with(" | 1")), "{tools:?}");
+    for table in ["tool_uses: ", "missions: "] {
+        let rows: Vec<&String> = after.iter().filter(|r| r.starts_with(table)).collect();
+        assert!(!rows.is_empty(), "{table}");
+        assert!(rows.iter().all(|r| r.ends_with(" | 1")), "{rows:?}");
+    }
     assert_eq!(
         after.len(),
         live.len(),

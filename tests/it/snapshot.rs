@@ -180,6 +180,7 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
          INSERT INTO meta VALUES ('snapshot_through_sequence', '{PRUNED}');
          DELETE FROM agent_changes WHERE sequence <= {PRUNED};
          UPDATE tool_uses SET opening_pruned = 1 WHERE opened_sequence <= {PRUNED};
+         UPDATE missions SET opening_pruned = 1 WHERE opened_sequence <= {PRUNED};
          INSERT INTO search (search, rowid, text)
              SELECT 'delete', sequence, text FROM search_text WHERE sequence <= {PRUNED};
          DELETE FROM search_text WHERE sequence <= {PRUNED};

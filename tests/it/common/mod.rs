@@ -482,10 +482,27 @@ fn payloads_whole(conn: &Connection, condition: &str) {
     }
 }
 
+/// Puts a database back as schema 31 left it (before migration 0032): a session's missions
+/// have an index of their own, none says whether its opening event was pruned, and every
+/// mission has an entry in `missions_by_parent`; for tests that simulate an older hooklog's
+/// file.
+pub fn as_schema_31(conn: &Connection) {
+    conn.execute_batch(
+        "DROP INDEX missions_pruned;
+         ALTER TABLE missions DROP COLUMN opening_pruned;
+         CREATE INDEX missions_by_session ON missions (session_id, opened_sequence);
+         DROP INDEX missions_by_parent;
+         CREATE INDEX missions_by_parent ON missions (parent_mission_id);
+         PRAGMA user_version = 31;",
+    )
+    .unwrap();
+}
+
 /// Puts a database back as schema 30 left it (before migration 0031): a session's tool uses
 /// have an index of their own, and none says whether its opening event was pruned; for tests
 /// that simulate an older hooklog's file.
 pub fn as_schema_30(conn: &Connection) {
+    as_schema_31(conn);
     conn.execute_batch(
         "DROP INDEX tool_uses_pruned;
          ALTER TABLE tool_uses DROP COLUMN opening_pruned;

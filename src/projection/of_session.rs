@@ -1,58 +1,72 @@
-//! A session's tool uses, found through the events' own session index (migration 0031, issue
-//! 41). A tool use is opened by an event of its session and keyed by that event's sequence
-//! (`opened_sequence`, `tool_uses_by_order`), so walking the session's events in order and
-//! looking each one up finds its tool uses in order, and a hook event that opens one writes no
-//! entry on a page of its session's for it (the event's own entry is on such a page already).
+//! A session's rows of a projection opened by its events (tool uses, missions), found through
+//! the events' own session index (migrations 0031 and 0032, issue 41). Such a row is opened by
+//! an event of its session and keyed by that event's sequence (`opened_sequence`, with an
+//! index of its own in that order), so walking the session's events in order and looking each
+//! one up finds its rows in order, and a hook event that opens one writes no entry on a page of
+//! its session's for it (the event's own entry is on such a page already).
 //!
-//! The tool uses whose opening event retention pruned (`opening_pruned = 1`) are found
-//! through `tool_uses_pruned`, keyed by session; every one of them is older than any tool use
-//! an event still in the log opened, so the session's tool uses are those, then the others.
-//! A statement here reads each part in order, at most its limit from each, and merges them.
+//! The rows whose opening event retention pruned (`opening_pruned = 1`) are found through a
+//! partial index keyed by session; every one of them is older than any row an event still in
+//! the log opened, so the session's rows are those, then the others. A statement here reads
+//! each part in order, at most its limit from each, and merges them.
 
-use super::{COLUMNS, ToolUse, row};
 use rusqlite::types::Value;
-use rusqlite::{Connection, ToSql};
-use std::sync::LazyLock;
+use rusqlite::{Connection, Row, ToSql};
 
-/// Which tool uses of one session a statement reads.
-pub(super) struct Scope {
+/// A projection table whose rows [`Scope`] reads.
+pub struct Table {
+    pub name: &'static str,
+    /// Its stored columns, as the row reader takes them; `opened_sequence` among them.
+    pub columns: &'static str,
+    /// Its index on `opened_sequence`.
+    pub by_order: &'static str,
+    /// Its partial index on `(session_id, opened_sequence) WHERE opening_pruned = 1`.
+    pub pruned: &'static str,
+}
+
+impl Table {
+    /// [`Table::columns`], each of `t`.
+    fn of_t(&self) -> String {
+        self.columns
+            .split(',')
+            .map(|c| format!("t.{}", c.trim()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Where `opened_sequence` is among the columns (1-based), for the merged `ORDER BY`.
+    fn order_column(&self) -> usize {
+        self.columns
+            .split(',')
+            .position(|c| c.trim() == "opened_sequence")
+            .expect("a stored column")
+            + 1
+    }
+}
+
+/// Which rows of one session a statement reads.
+pub struct Scope {
+    pub table: &'static Table,
     pub session: String,
-    /// Leave out the tool uses opened before this sequence (a mission's opening).
+    /// Leave out the rows opened before this sequence (a mission's opening).
     pub from: Option<i64>,
-    /// Leave out the tool uses opened at or after this sequence (a page's cursor).
+    /// Leave out the rows opened at or after this sequence (a page's cursor).
     pub before: Option<i64>,
-    /// Terms on the tool use (`t.`), with the parameter each binds (`:name`) and its value.
+    /// Terms on the row (`t.`), with the parameter each binds (`:name`) and its value.
     pub terms: Vec<(String, Option<(&'static str, Value)>)>,
 }
 
 /// Which way a statement reads.
 #[derive(Clone, Copy)]
-pub(super) enum Order {
+pub enum Order {
     Oldest,
     Newest,
 }
 
-/// [`COLUMNS`], each of `t`.
-static T_COLUMNS: LazyLock<String> = LazyLock::new(|| {
-    COLUMNS
-        .split(',')
-        .map(|c| format!("t.{}", c.trim()))
-        .collect::<Vec<_>>()
-        .join(", ")
-});
-
-/// Where `opened_sequence` is in [`COLUMNS`] (1-based), for the merged `ORDER BY`.
-static ORDER_COLUMN: LazyLock<usize> = LazyLock::new(|| {
-    COLUMNS
-        .split(',')
-        .position(|c| c.trim() == "opened_sequence")
-        .expect("a stored column")
-        + 1
-});
-
 impl Scope {
-    pub fn of(session: &str) -> Scope {
+    pub fn of(table: &'static Table, session: &str) -> Scope {
         Scope {
+            table,
             session: session.to_string(),
             from: None,
             before: None,
@@ -76,8 +90,8 @@ impl Scope {
         self
     }
 
-    /// The statement: its tool uses in `order`, at most `limit` (a parameter's name, bound to
-    /// `-1` for all of them).
+    /// The statement: its rows in `order`, at most `limit` (a parameter's name, bound to `-1`
+    /// for all of them).
     pub fn sql(&self, order: Order, limit: &str) -> String {
         let (way, pruned_first) = match order {
             Order::Oldest => ("ASC", true),
@@ -116,17 +130,22 @@ impl Scope {
             opened.push(term.clone());
             pruned.push(term.clone());
         }
+        let Table {
+            name,
+            by_order,
+            pruned: pruned_index,
+            ..
+        } = self.table;
+        let cols = self.table.of_t();
         let opened = format!(
             "SELECT * FROM (SELECT {cols} FROM events e
-                 JOIN tool_uses t INDEXED BY tool_uses_by_order ON t.opened_sequence = e.sequence
+                 JOIN {name} t INDEXED BY {by_order} ON t.opened_sequence = e.sequence
                  WHERE {terms} ORDER BY e.session_sequence {way} LIMIT {limit})",
-            cols = *T_COLUMNS,
             terms = opened.join(" AND "),
         );
         let pruned = format!(
-            "SELECT * FROM (SELECT {cols} FROM tool_uses t INDEXED BY tool_uses_pruned
+            "SELECT * FROM (SELECT {cols} FROM {name} t INDEXED BY {pruned_index}
                  WHERE {terms} ORDER BY t.opened_sequence {way} LIMIT {limit})",
-            cols = *T_COLUMNS,
             terms = pruned.join(" AND "),
         );
         let (first, second) = match pruned_first {
@@ -135,7 +154,7 @@ impl Scope {
         };
         format!(
             "{first} UNION ALL {second} ORDER BY {column} {way} LIMIT {limit}",
-            column = *ORDER_COLUMN
+            column = self.table.order_column()
         )
     }
 
@@ -157,13 +176,15 @@ impl Scope {
         params
     }
 
-    /// Runs `sql` (made from [`Scope::sql`]) with this scope's parameters and `extra`.
-    pub fn query(
+    /// Runs `sql` (made from [`Scope::sql`]) with this scope's parameters and `extra`, each
+    /// row read by `row`.
+    pub fn query<T>(
         &self,
         conn: &Connection,
         sql: &str,
         extra: &[(&'static str, Value)],
-    ) -> rusqlite::Result<Vec<ToolUse>> {
+        row: fn(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> rusqlite::Result<Vec<T>> {
         let params = self.params(extra);
         conn.prepare_cached(sql)?
             .query_map(bound(&params).as_slice(), row)?
@@ -172,6 +193,6 @@ impl Scope {
 }
 
 /// `params` as rusqlite binds them by name.
-pub(super) fn bound<'a>(params: &'a [(&'static str, Value)]) -> Vec<(&'static str, &'a dyn ToSql)> {
+pub fn bound<'a>(params: &'a [(&'static str, Value)]) -> Vec<(&'static str, &'a dyn ToSql)> {
     params.iter().map(|(n, v)| (*n, v as &dyn ToSql)).collect()
 }

@@ -5,14 +5,12 @@
 
 use super::filter::Where;
 use super::missions::Mission;
+use super::of_session::{Order, Scope, Table, bound};
 use crate::states::states;
-use of_session::{Order, Scope, bound};
 use rusqlite::types::Value;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params, params_from_iter};
 use serde::Serialize;
 use std::sync::LazyLock;
-
-mod of_session;
 
 states! {
     /// A tool use's `status`.
@@ -80,6 +78,14 @@ const COLUMNS: &str = "id, session_id, mission_id, tool_use_id, request_id, tool
      preview, status, error, opened_event_id, closed_event_id, started_at, finished_at,
      duration_ms, opened_sequence";
 
+/// How a session's tool uses are read ([`super::of_session`]).
+static TABLE: Table = Table {
+    name: "tool_uses",
+    columns: COLUMNS,
+    by_order: "tool_uses_by_order",
+    pruned: "tool_uses_pruned",
+};
+
 fn row(r: &Row<'_>) -> rusqlite::Result<ToolUse> {
     let session_id: String = r.get(1)?;
     Ok(ToolUse {
@@ -119,7 +125,7 @@ pub fn by_call(
     tool_use_id: &str,
 ) -> rusqlite::Result<Option<ToolUse>> {
     let scope = calls(session_id).eq("tool_use_id", ":call", Some(tool_use_id));
-    let mut latest = scope.query(conn, &BY_CALL, &[(":limit", Value::Integer(1))])?;
+    let mut latest = scope.query(conn, &BY_CALL, &[(":limit", Value::Integer(1))], row)?;
     Ok(latest.pop())
 }
 
@@ -131,7 +137,7 @@ static BY_CALL: LazyLock<String> = LazyLock::new(|| {
 
 /// A session's calls: its tool uses but permission requests.
 fn calls(session_id: &str) -> Scope {
-    Scope::of(session_id).term("t.kind <> 'permission'")
+    Scope::of(&TABLE, session_id).term("t.kind <> 'permission'")
 }
 
 /// Every tool use id of a session's calls (not permission requests) with the row id of the
@@ -142,7 +148,7 @@ pub fn calls_of(
 ) -> rusqlite::Result<foldhash::HashMap<String, String>> {
     let scope = calls(session_id).term("t.tool_use_id IS NOT NULL");
     let mut calls = foldhash::HashMap::default();
-    for tool in scope.query(conn, &CALLS_OF, &[(":limit", Value::Integer(-1))])? {
+    for tool in scope.query(conn, &CALLS_OF, &[(":limit", Value::Integer(-1))], row)? {
         if let Some(call) = tool.tool_use_id {
             calls.insert(call, tool.id);
         }
@@ -195,6 +201,7 @@ pub fn latest_of_mission(
         conn,
         &scope.sql(Order::Newest, ":limit"),
         &[(":limit", Value::Integer(limit.into()))],
+        row,
     )?;
     latest.reverse();
     Ok(latest)
@@ -202,7 +209,7 @@ pub fn latest_of_mission(
 
 /// A mission's tool uses: its session's, from its opening on, that name it.
 fn of_mission(session_id: &str, mission_id: &str, opened_sequence: i64) -> Scope {
-    let mut scope = Scope::of(session_id).eq("mission_id", ":mission", Some(mission_id));
+    let mut scope = Scope::of(&TABLE, session_id).eq("mission_id", ":mission", Some(mission_id));
     scope.from = Some(opened_sequence);
     scope
 }
@@ -224,7 +231,7 @@ fn session_scope(conn: &Connection, filter: &ToolUseFilter) -> rusqlite::Result<
                 _ => return Ok(None),
             }
         }
-        (None, Some(session)) => Scope::of(session),
+        (None, Some(session)) => Scope::of(&TABLE, session),
         (None, None) => return Ok(None),
     };
     Ok(Some(scope))
@@ -360,7 +367,7 @@ pub fn newest(
 }
 
 /// [`newest`] for one session's (or mission's) tool uses but the running ones: through the
-/// session's events ([`of_session`]), in a window of at most [`SCAN_WINDOW`] when a filter
+/// session's events ([`super::of_session`]), in a window of at most [`SCAN_WINDOW`] when a filter
 /// besides the scope is given, as for every session's.
 fn newest_of_session(
     conn: &Connection,
@@ -382,7 +389,7 @@ fn newest_of_session(
     let (tool_uses, window) = match rest.is_empty() {
         true => {
             let sql = scope.sql(Order::Newest, ":limit");
-            (scope.query(&tx, &sql, &[page_limit])?, None)
+            (scope.query(&tx, &sql, &[page_limit], row)?, None)
         }
         false => {
             let window = scope.sql(Order::Newest, ":window");
@@ -393,7 +400,7 @@ fn newest_of_session(
             );
             values.push((":window", Value::Integer(SCAN_WINDOW.into())));
             values.push(page_limit);
-            (scope.query(&tx, &sql, &values)?, Some(window))
+            (scope.query(&tx, &sql, &values, row)?, Some(window))
         }
     };
     let next_before = match (tool_uses.len() == limit as usize, window) {
@@ -460,6 +467,7 @@ pub fn first_of_mission(
         conn,
         &scope.sql(Order::Oldest, ":limit"),
         &[(":limit", Value::Integer(limit.into()))],
+        row,
     )
 }
 
@@ -467,7 +475,7 @@ pub fn first_of_mission(
 /// is changed in place: `session_id` and `opened_sequence` (the indexed columns) never change
 /// once a tool use is opened, so they are not set again, and the indexes keep their entries.
 /// A new row's `opening_pruned` says whether its opening event is missing from the log (in
-/// the retention snapshot's file, which has no events: [`of_session`]).
+/// the retention snapshot's file, which has no events: [`super::of_session`]).
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(
         "INSERT INTO tool_uses ({COLUMNS}, opening_pruned)
@@ -567,7 +575,10 @@ mod tests {
         let mut cursor = of_mission("s", "m", 5).eq("kind", ":kind", Some("bash"));
         cursor.before = Some(9);
         let statements = [
-            (Scope::of("s").sql(Order::Newest, ":limit"), Scope::of("s")),
+            (
+                Scope::of(&TABLE, "s").sql(Order::Newest, ":limit"),
+                Scope::of(&TABLE, "s"),
+            ),
             (
                 BY_CALL.clone(),
                 calls("s").eq("tool_use_id", ":call", Some("c")),
