@@ -374,6 +374,7 @@ mod tests {
                 scans.clone().all(|l| l.starts_with("SCAN (subquery")),
                 "{plan}"
             );
+            assert!(!plan.contains("TEMP B-TREE"), "{plan}");
         }
     }
 }

@@ -8,7 +8,10 @@
 //! The rows whose opening event retention pruned (`opening_pruned = 1`) are found through a
 //! partial index keyed by session; every one of them is older than any row an event still in
 //! the log opened, so the session's rows are those, then the others. A statement here reads
-//! each part in order, at most its limit from each, and merges them.
+//! one part, then the other (`UNION ALL` gives its parts' rows in turn), each in its index's
+//! order, and stops at its limit: a page reads what it shows, and a window read for a filter
+//! is read only as far as the page needs. Nothing sorts the rows, which would read every row
+//! up to the limit of each part first.
 
 use rusqlite::types::Value;
 use rusqlite::{Connection, Row, ToSql};
@@ -32,15 +35,6 @@ impl Table {
             .map(|c| format!("t.{}", c.trim()))
             .collect::<Vec<_>>()
             .join(", ")
-    }
-
-    /// Where `opened_sequence` is among the columns (1-based), for the merged `ORDER BY`.
-    fn order_column(&self) -> usize {
-        self.columns
-            .split(',')
-            .position(|c| c.trim() == "opened_sequence")
-            .expect("a stored column")
-            + 1
     }
 }
 
@@ -152,10 +146,7 @@ impl Scope {
             true => (pruned, opened),
             false => (opened, pruned),
         };
-        format!(
-            "{first} UNION ALL {second} ORDER BY {column} {way} LIMIT {limit}",
-            column = self.table.order_column()
-        )
+        format!("{first} UNION ALL {second} LIMIT {limit}")
     }
 
     /// The named parameters of [`Scope::sql`], each once, then `extra`.
