@@ -15,11 +15,13 @@ const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 /// The writer's page cache, in KiB (negative = KiB for `cache_size`): a large batch must fit,
 /// or SQLite spills dirty pages to the WAL in the middle of the transaction.
 const WRITER_CACHE_KIB: i64 = 64 * 1024;
-/// The page size a new database is made with (an existing one keeps its own). Under NDJSON
-/// batch load 8 KiB pages measured 9% faster than SQLite's 4 KiB (fewer WAL frames, each
-/// written and checksummed on its own, and fewer checkpoints), with single-event and serial
-/// load unchanged; 16 KiB made single-event load 8% slower (docs/performance.md).
-pub const PAGE_SIZE: i64 = 8192;
+/// The page size a new database is made with (an existing one keeps its own): SQLite's
+/// 4 KiB. A hook event changes rows on pages of their own (its session's entry in the events'
+/// index, its session, hero, tool use and mission rows), and each page it dirties is written
+/// whole to the WAL: 4 KiB pages write 29% fewer bytes a hook event than 8 KiB ones at the
+/// same rate; 8 KiB is 5-9% faster only under NDJSON batch load (docs/performance.md, "Fewer
+/// pages a hook event").
+pub const PAGE_SIZE: i64 = 4096;
 /// Prepared statements kept per connection. The writer alone runs more than rusqlite's
 /// default 16 distinct statements for hook events, and one evicted is parsed again next time.
 const STATEMENT_CACHE: usize = 128;
@@ -128,7 +130,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.db");
         let old = Connection::open(&path).unwrap();
-        old.execute_batch("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;")
+        old.execute_batch("PRAGMA page_size = 8192; PRAGMA journal_mode = WAL;")
             .unwrap();
         old.execute_batch("CREATE TABLE t (x)").unwrap();
         drop(old);
@@ -136,7 +138,7 @@ mod tests {
         let size: i64 = conn
             .query_row("PRAGMA page_size", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(size, 4096);
+        assert_eq!(size, 8192);
         let events: i64 = conn
             .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
             .unwrap();
