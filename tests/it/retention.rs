@@ -299,9 +299,7 @@ async fn tool_uses_outlive_their_events(app: &common::TestApp, fully: &str) {
                     ))
                     .await;
                 assert_eq!(status, StatusCode::OK, "{page}");
-                for tool in page["toolUses"].as_array().unwrap() {
-                    listed.push(tool["id"].as_str().unwrap().to_string());
-                }
+                listed.extend(ids_in(&page["toolUses"]));
                 match page["nextBefore"].as_i64() {
                     Some(next) => before = format!("&before={next}"),
                     None => break,
@@ -348,12 +346,7 @@ async fn tool_uses_outlive_their_events(app: &common::TestApp, fully: &str) {
         ] {
             let (status, page) = app.get(&format!("/missions?{query}&limit=1000")).await;
             assert_eq!(status, StatusCode::OK, "{page}");
-            let listed: Vec<&str> = page["missions"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m["id"].as_str().unwrap())
-                .collect();
+            let listed = ids_in(&page["missions"]);
             let stored = ids(
                 &format!(
                     "SELECT id FROM missions WHERE session_id = ?1 {state}
@@ -373,18 +366,21 @@ async fn tool_uses_outlive_their_events(app: &common::TestApp, fully: &str) {
     for mission in missions {
         let (status, detail) = app.get(&format!("/missions/{mission}")).await;
         assert_eq!(status, StatusCode::OK, "{detail}");
-        let shown: Vec<&str> = detail["toolUses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["id"].as_str().unwrap())
-            .collect();
+        let shown = ids_in(&detail["toolUses"]);
         let stored = ids(
             "SELECT id FROM tool_uses WHERE mission_id = ?1 ORDER BY opened_sequence",
             &mission,
         );
         assert_eq!(shown, stored, "{mission}");
     }
+}
+
+/// The `id` of each row of a JSON array of rows.
+fn ids_in(rows: &Value) -> Vec<String> {
+    let rows = rows.as_array().expect("an array of rows");
+    rows.iter()
+        .map(|row| row["id"].as_str().expect("an id").to_string())
+        .collect()
 }
 
 /// A database that pruned without a snapshot (before it kept one, or its snapshot file is
