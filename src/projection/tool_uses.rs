@@ -434,8 +434,8 @@ fn newest_from(filter: &ToolUseFilter) -> &'static str {
 fn scope_filter(filter: &ToolUseFilter) -> Where {
     let mut terms = Where::default();
     if let Some(mission) = filter.mission_id.as_deref() {
-        // A mission's tool uses are its session's from its opening on: found through
-        // `tool_uses_by_session`, as `latest_of_mission` finds them.
+        // A mission's running tool uses are its session's from its opening on: found through
+        // `tool_uses_running` (the others are read through the session's events).
         terms = terms
             .bind(
                 "session_id = (SELECT session_id FROM missions WHERE id = ?)",
