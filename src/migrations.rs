@@ -165,6 +165,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0032_missions_by_events.sql"),
         false,
     ),
+    (
+        "0033_tool_uses_by_sequence.sql",
+        include_str!("../migrations/0033_tool_uses_by_sequence.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -61,7 +61,7 @@ const COLUMNS: &str = "id, session_id, kind, state, prompt, title, summary,
 static TABLE: Table = Table {
     name: "missions",
     columns: COLUMNS,
-    by_order: "missions_by_order",
+    by_order: Some("missions_by_order"),
     pruned: "missions_pruned",
 };
 

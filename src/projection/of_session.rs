@@ -1,7 +1,7 @@
 //! A session's rows of a projection opened by its events (tool uses, missions), found through
 //! the events' own session index (migrations 0031 and 0032, issue 41). Such a row is opened by
-//! an event of its session and keyed by that event's sequence (`opened_sequence`, with an
-//! index of its own in that order), so walking the session's events in order and looking each
+//! an event of its session and keyed by that event's sequence (`opened_sequence`: the table's
+//! key, or an index in that order), so walking the session's events in order and looking each
 //! one up finds its rows in order, and a hook event that opens one writes no entry on a page of
 //! its session's for it (the event's own entry is on such a page already).
 //!
@@ -21,8 +21,8 @@ pub struct Table {
     pub name: &'static str,
     /// Its stored columns, as the row reader takes them; `opened_sequence` among them.
     pub columns: &'static str,
-    /// Its index on `opened_sequence`.
-    pub by_order: &'static str,
+    /// Its index on `opened_sequence`, or `None` when that is the table's key.
+    pub by_order: Option<&'static str>,
     /// Its partial index on `(session_id, opened_sequence) WHERE opening_pruned = 1`.
     pub pruned: &'static str,
 }
@@ -131,9 +131,13 @@ impl Scope {
             ..
         } = self.table;
         let cols = self.table.of_t();
+        let by_order = match by_order {
+            Some(index) => format!("INDEXED BY {index}"),
+            None => String::new(),
+        };
         let opened = format!(
             "SELECT * FROM (SELECT {cols} FROM events e
-                 JOIN {name} t INDEXED BY {by_order} ON t.opened_sequence = e.sequence
+                 JOIN {name} t {by_order} ON t.opened_sequence = e.sequence
                  WHERE {terms} ORDER BY e.session_sequence {way} LIMIT {limit})",
             terms = opened.join(" AND "),
         );

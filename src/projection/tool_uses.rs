@@ -82,7 +82,7 @@ const COLUMNS: &str = "id, session_id, mission_id, tool_use_id, request_id, tool
 static TABLE: Table = Table {
     name: "tool_uses",
     columns: COLUMNS,
-    by_order: "tool_uses_by_order",
+    by_order: None,
     pruned: "tool_uses_pruned",
 };
 
@@ -109,12 +109,37 @@ fn row(r: &Row<'_>) -> rusqlite::Result<ToolUse> {
     })
 }
 
-/// One tool use by its row id.
+/// One tool use by its row id (`tool-` and its opening event's id): keyed by its opening
+/// event's sequence, it is found through the events' index of ids, or through
+/// `tool_uses_pruned_ids` once retention has pruned that event (migration 0033).
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<ToolUse>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM tool_uses WHERE id = ?1"))?
-        .query_row([id], row)
+    let Some(event) = id.strip_prefix("tool-") else {
+        return Ok(None);
+    };
+    conn.prepare_cached(&GET)?
+        .query_row([id, event], row)
         .optional()
 }
+
+/// One tool use by its key, the sequence of the event that opened it.
+pub fn at(conn: &Connection, opened_sequence: i64) -> rusqlite::Result<Option<ToolUse>> {
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM tool_uses WHERE opened_sequence = ?1"
+    ))?
+    .query_row([opened_sequence], row)
+    .optional()
+}
+
+static GET: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT {COLUMNS} FROM tool_uses
+         WHERE opened_sequence = (SELECT sequence FROM events WHERE event_id = ?2) AND id = ?1
+         UNION ALL
+         SELECT {COLUMNS} FROM tool_uses INDEXED BY tool_uses_pruned_ids
+         WHERE opening_pruned = 1 AND id = ?1
+         LIMIT 1"
+    )
+});
 
 /// The latest tool call of a session with an agent's tool use id (permission requests, which
 /// may carry the same id, are not calls). It walks the session's tool uses newest first: the
@@ -140,17 +165,17 @@ fn calls(session_id: &str) -> Scope {
     Scope::of(&TABLE, session_id).term("t.kind <> 'permission'")
 }
 
-/// Every tool use id of a session's calls (not permission requests) with the row id of the
-/// latest call that has it.
+/// Every tool use id of a session's calls (not permission requests) with the key
+/// (`opened_sequence`) of the latest call that has it.
 pub fn calls_of(
     conn: &Connection,
     session_id: &str,
-) -> rusqlite::Result<foldhash::HashMap<String, String>> {
+) -> rusqlite::Result<foldhash::HashMap<String, i64>> {
     let scope = calls(session_id).term("t.tool_use_id IS NOT NULL");
     let mut calls = foldhash::HashMap::default();
     for tool in scope.query(conn, &CALLS_OF, &[(":limit", Value::Integer(-1))], row)? {
         if let Some(call) = tool.tool_use_id {
-            calls.insert(call, tool.id);
+            calls.insert(call, tool.opened_sequence);
         }
     }
     Ok(calls)
@@ -471,8 +496,9 @@ pub fn first_of_mission(
 }
 
 /// The statement [`save`] runs, prepared once by [`saving`] to write many rows. A stored row
-/// is changed in place: `session_id` and `opened_sequence` (the indexed columns) never change
-/// once a tool use is opened, so they are not set again, and the indexes keep their entries.
+/// is changed in place: `session_id` and `opened_sequence` (its key and the indexed columns)
+/// never change once a tool use is opened, so they are not set again, and the indexes keep
+/// their entries.
 /// A new row's `opening_pruned` says whether its opening event is missing from the log (in
 /// the retention snapshot's file, which has no events: [`super::of_session`]).
 static SAVE: LazyLock<String> = LazyLock::new(|| {
@@ -481,7 +507,7 @@ static SAVE: LazyLock<String> = LazyLock::new(|| {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                  CASE WHEN EXISTS (SELECT 1 FROM events WHERE sequence = ?16) THEN NULL
                       ELSE 1 END)
-         ON CONFLICT (id) DO UPDATE SET mission_id = ?3, tool_use_id = ?4,
+         ON CONFLICT (opened_sequence) DO UPDATE SET mission_id = ?3, tool_use_id = ?4,
              request_id = ?5, tool = ?6, kind = ?7, preview = ?8, status = ?9, error = ?10,
              opened_event_id = ?11, closed_event_id = ?12, started_at = ?13,
              finished_at = ?14, duration_ms = ?15"
@@ -549,6 +575,38 @@ mod tests {
         assert_eq!(kind_of("TodoWrite"), "other");
     }
 
+    /// A tool use is found by its id whether its opening event is in the log or was pruned,
+    /// and only by its own id.
+    #[test]
+    fn a_tool_use_is_found_by_id_through_its_event_or_once_pruned_its_own_index() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        conn.execute_batch(
+            "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source,
+                                 event_time, received_at, payload, origin)
+             VALUES (7, 'e7', 's', 1, 'PreToolUse', 'hook', 't', 't', '{}', 'here'),
+                    (8, 'e8', 's', 2, 'Stop', 'hook', 't', 't', '{}', 'here');
+             INSERT INTO tool_uses (id, session_id, tool, kind, status, opened_sequence,
+                                    opening_pruned)
+             VALUES ('tool-e7', 's', 'Bash', 'bash', 'running', 7, NULL),
+                    ('tool-e3', 's', 'Read', 'file', 'completed', 3, 1);",
+        )
+        .unwrap();
+        let found = |id: &str| get(&conn, id).unwrap().map(|t| t.opened_sequence);
+        assert_eq!(found("tool-e7"), Some(7));
+        assert_eq!(found("tool-e3"), Some(3), "its event pruned");
+        assert_eq!(found("tool-e8"), None, "an event that opened no tool use");
+        assert_eq!(found("e7"), None);
+        assert_eq!(found("tool-nothing"), None);
+        let plan = super::super::filter::plan_of(&conn, &GET, ["tool-e7", "e7"]);
+        assert!(
+            plan.contains("sqlite_autoindex_events_1 (event_id=?)"),
+            "{plan}"
+        );
+        assert!(plan.contains("tool_uses_pruned_ids (id=?)"), "{plan}");
+        assert!(!plan.contains("SCAN"), "{plan}");
+    }
+
     /// The writer's lookup of the call that spawned a subagent reads the running spawners
     /// only, not every running tool of the session.
     #[test]
@@ -594,7 +652,7 @@ mod tests {
             assert!(plan.contains("SEARCH e USING"), "{sql}: {plan}");
             assert!(plan.contains("(session_id=?"), "{sql}: {plan}");
             assert!(
-                plan.contains("SEARCH t USING INDEX tool_uses_by_order (opened_sequence=?)"),
+                plan.contains("SEARCH t USING INTEGER PRIMARY KEY (rowid=?)"),
                 "{sql}: {plan}"
             );
             assert!(
@@ -705,7 +763,7 @@ mod tests {
                     "ORDER BY opened_sequence DESC",
                 )
             });
-        assert!(plan.contains("tool_uses_by_order"), "{plan}");
+        assert!(plan.contains("SCAN tool_uses"), "{plan}");
         assert!(!plan.contains("TEMP B-TREE"), "{plan}");
     }
 }

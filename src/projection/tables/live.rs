@@ -98,7 +98,7 @@ impl Tables for Live<'_> {
             return tool_uses::by_call(self.conn, session, call);
         };
         match calls.borrow_mut().find(self.conn, session, call)? {
-            Some(id) => tool_uses::get(self.conn, &id),
+            Some(opened) => tool_uses::at(self.conn, opened),
             None => Ok(None),
         }
     }

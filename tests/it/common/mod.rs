@@ -482,11 +482,41 @@ fn payloads_whole(conn: &Connection, condition: &str) {
     }
 }
 
+/// Puts a database back as schema 32 left it (before migration 0033): `tool_uses` keyed by
+/// its id, with an index in opening order; for tests that simulate an older hooklog's file.
+pub fn as_schema_32(conn: &Connection) {
+    conn.execute_batch(
+        "CREATE TABLE tool_uses_32 (
+             id TEXT PRIMARY KEY, session_id TEXT NOT NULL, mission_id TEXT, tool_use_id TEXT,
+             request_id TEXT, tool TEXT NOT NULL, kind TEXT NOT NULL, preview TEXT,
+             status TEXT NOT NULL, error TEXT, opened_event_id TEXT, closed_event_id TEXT,
+             started_at TEXT, finished_at TEXT, duration_ms INTEGER,
+             opened_sequence INTEGER NOT NULL, opening_pruned INTEGER);
+         INSERT INTO tool_uses_32 SELECT * FROM tool_uses;
+         PRAGMA legacy_alter_table = ON;
+         DROP TABLE tool_uses;
+         ALTER TABLE tool_uses_32 RENAME TO tool_uses;
+         PRAGMA legacy_alter_table = OFF;
+         CREATE INDEX tool_uses_by_order ON tool_uses (opened_sequence);
+         CREATE INDEX tool_uses_running ON tool_uses (session_id, opened_sequence)
+             WHERE status = 'running';
+         CREATE INDEX tool_uses_running_spawners ON tool_uses (session_id, opened_sequence)
+             WHERE status = 'running' AND kind = 'subagent';
+         CREATE INDEX tool_uses_running_by_order ON tool_uses (opened_sequence)
+             WHERE status = 'running';
+         CREATE INDEX tool_uses_pruned ON tool_uses (session_id, opened_sequence)
+             WHERE opening_pruned = 1;
+         PRAGMA user_version = 32;",
+    )
+    .unwrap();
+}
+
 /// Puts a database back as schema 31 left it (before migration 0032): a session's missions
 /// have an index of their own, none says whether its opening event was pruned, and every
 /// mission has an entry in `missions_by_parent`; for tests that simulate an older hooklog's
 /// file.
 pub fn as_schema_31(conn: &Connection) {
+    as_schema_32(conn);
     conn.execute_batch(
         "DROP INDEX missions_pruned;
          ALTER TABLE missions DROP COLUMN opening_pruned;

@@ -21,12 +21,12 @@ fn hook(id: &str, name: &str, call: Option<&str>) -> NewEvent {
     }
 }
 
-/// Tool use ids with their row ids, in order.
-type CallRows = Vec<(String, String)>;
+/// Tool use ids with their rows' keys, in order.
+type CallRows = Vec<(String, i64)>;
 
 /// The calls the writer holds for session `s`, and those a fresh read of the file gives.
 fn held_and_read(writer: &mut WriterThread) -> (Option<CallRows>, CallRows) {
-    let sorted = |calls: &foldhash::HashMap<String, String>| {
+    let sorted = |calls: &foldhash::HashMap<String, i64>| {
         let mut calls: Vec<_> = calls.clone().into_iter().collect();
         calls.sort();
         calls
