@@ -123,12 +123,13 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<ToolUse>> {
 
 /// One tool use by its key, the sequence of the event that opened it.
 pub fn at(conn: &Connection, opened_sequence: i64) -> rusqlite::Result<Option<ToolUse>> {
-    conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM tool_uses WHERE opened_sequence = ?1"
-    ))?
-    .query_row([opened_sequence], row)
-    .optional()
+    conn.prepare_cached(&AT)?
+        .query_row([opened_sequence], row)
+        .optional()
 }
+
+static AT: LazyLock<String> =
+    LazyLock::new(|| format!("SELECT {COLUMNS} FROM tool_uses WHERE opened_sequence = ?1"));
 
 static GET: LazyLock<String> = LazyLock::new(|| {
     format!(

@@ -218,20 +218,38 @@ mod tests {
     fn a_prune_step_reads_the_pruned_range_not_every_sessions_index_entry() {
         let conn = Connection::open_in_memory().unwrap();
         crate::migrations::create(&conn).unwrap();
-        for sql in [PRUNED_SESSIONS, PRUNED_SHARED] {
-            let plan: Vec<String> = conn
+        let plan = |sql: &str| -> String {
+            let steps: Vec<String> = conn
                 .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
                 .unwrap()
                 .query_map([1], |r| r.get(3))
                 .unwrap()
                 .collect::<rusqlite::Result<_>>()
                 .unwrap();
-            let plan = plan.join("\n");
+            steps.join("\n")
+        };
+        for sql in [PRUNED_SESSIONS, PRUNED_SHARED] {
+            let plan = plan(sql);
             assert!(
                 plan.contains("SEARCH events USING INTEGER PRIMARY KEY (rowid<?)"),
                 "{plan}"
             );
             assert!(!plan.contains("(session_id>?)"), "{plan}");
+        }
+        // The tool uses and missions a step's events opened: their range of the order's key or
+        // index, not every row.
+        for (table, step) in [
+            (
+                "tool_uses",
+                "tool_uses USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
+            ),
+            (
+                "missions",
+                "missions_by_order (opened_sequence>? AND opened_sequence<?)",
+            ),
+        ] {
+            let plan = plan(&PRUNED_OPENINGS.replace("{table}", table));
+            assert!(plan.contains(step), "{plan}");
         }
     }
 
