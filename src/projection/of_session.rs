@@ -191,3 +191,21 @@ impl Scope {
 pub fn bound<'a>(params: &'a [(&'static str, Value)]) -> Vec<(&'static str, &'a dyn ToSql)> {
     params.iter().map(|(n, v)| (*n, v as &dyn ToSql)).collect()
 }
+
+/// The plan of `sql` (made from `scope`) with a limit of 10, checked to read the session's
+/// events and each part in its index's order as far as the limit: no table scanned, nothing
+/// sorted. For the callers' own checks of which indexes it names.
+#[cfg(test)]
+pub fn plan_read_in_order(conn: &Connection, sql: &str, scope: &Scope) -> String {
+    let params = scope.params(&[(":limit", Value::Integer(10))]);
+    let plan = super::filter::plan_of(conn, sql, bound(&params).as_slice());
+    assert!(plan.contains("SEARCH e USING"), "{sql}: {plan}");
+    assert!(plan.contains("(session_id=?"), "{sql}: {plan}");
+    let scans = plan.lines().filter(|l| l.starts_with("SCAN"));
+    assert!(
+        scans.clone().all(|l| l.starts_with("SCAN (subquery")),
+        "{sql}: {plan}"
+    );
+    assert!(!plan.contains("TEMP B-TREE"), "{sql}: {plan}");
+    plan
+}

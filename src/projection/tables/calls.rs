@@ -7,12 +7,12 @@ use rusqlite::Connection;
 use std::collections::hash_map::Entry;
 
 /// The writer's index of tool calls, in place of one in SQL: for each session it has read, the
-/// key (`opened_sequence`) of the latest call (not permission request) with each tool use id. A session is
-/// read from SQL the first time it is asked about (through the session's events), and kept
-/// while the writer's view of the file holds (the writer lets go of every session when a
-/// request is undone, a batch fails, or another connection commits). An index in SQL keyed by
-/// session and call id dirtied a page of its own for nearly every `PreToolUse` when many
-/// sessions write at once.
+/// key (`opened_sequence`) of the latest call (not permission request) with each tool use id.
+/// A session is read from SQL the first time it is asked about (through the session's
+/// events), and kept while the writer's view of the file holds (the writer lets go of every
+/// session when a request is undone, a batch fails, or another connection commits). An index
+/// in SQL keyed by session and call id dirtied a page of its own for nearly every `PreToolUse`
+/// when many sessions write at once.
 #[derive(Default)]
 pub struct Calls {
     sessions: HashMap<String, HashMap<String, i64>>,
