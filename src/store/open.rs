@@ -13,8 +13,21 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Bound on the WAL file left on disk after a checkpoint (64 MiB).
 const JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 /// The writer's page cache, in KiB (negative = KiB for `cache_size`): a large batch must fit,
-/// or SQLite spills dirty pages to the WAL in the middle of the transaction.
-const WRITER_CACHE_KIB: i64 = 64 * 1024;
+/// or SQLite spills dirty pages to the WAL in the middle of the transaction (SQLite's default
+/// 2 MiB did, for NDJSON batches of 2,000 events). No larger: when a b-tree page split
+/// reorders its new pages, SQLite renumbers one through the page number of the 1 GiB lock byte,
+/// and the commit that follows then walks every page the cache holds to drop it; while the
+/// file is under 1 GiB that walk costs in proportion to the cache (64 MiB spent 5% of the
+/// writer's CPU on hook events in it; docs/performance.md, "The writer's page cache and
+/// checkpoints").
+const WRITER_CACHE_KIB: i64 = 8 * 1024;
+/// WAL written between two automatic checkpoints (SQLite's default is 1,000 pages, 4 MiB at
+/// 4 KiB). A checkpoint copies each page the WAL holds once, however many commits rewrote it,
+/// and a hook event rewrites the same few pages commit after commit (its session's row and
+/// index entries): 16 MiB between checkpoints wrote 10% fewer bytes a hook event than 4 MiB,
+/// and the serial p99 fell, for 1-3 ms more p99 under 64 connections (docs/performance.md,
+/// "The writer's page cache and checkpoints").
+const CHECKPOINT_EVERY_BYTES: i64 = 16 * 1024 * 1024;
 /// The page size a new database is made with (an existing one keeps its own): SQLite's
 /// 4 KiB. A hook event changes rows on pages of their own (its session's entry in the events'
 /// index, its session, hero, tool use and mission rows), and each page it dirties is written
@@ -47,6 +60,12 @@ pub fn open_writer(path: &Path, durability: Durability) -> rusqlite::Result<Conn
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)?;
     conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
+    let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    conn.pragma_update(
+        None,
+        "wal_autocheckpoint",
+        CHECKPOINT_EVERY_BYTES / page_size,
+    )?;
     // Savepoints journal the pages they change; keep that journal in memory, not a temp file.
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     migrate(&mut conn)?;
@@ -113,6 +132,14 @@ mod tests {
                 get("busy_timeout"),
                 rusqlite::types::Value::Integer(BUSY_TIMEOUT.as_millis() as i64)
             );
+            assert_eq!(
+                get("cache_size"),
+                rusqlite::types::Value::Integer(-WRITER_CACHE_KIB)
+            );
+            assert_eq!(
+                get("wal_autocheckpoint"),
+                rusqlite::types::Value::Integer(CHECKPOINT_EVERY_BYTES / PAGE_SIZE)
+            );
         }
         let reader = open_readers(&path, 1).unwrap().get().unwrap();
         let reader_timeout: i64 = reader
@@ -139,6 +166,14 @@ mod tests {
             .query_row("PRAGMA page_size", [], |r| r.get(0))
             .unwrap();
         assert_eq!(size, 8192);
+        let checkpoint: i64 = conn
+            .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            checkpoint,
+            CHECKPOINT_EVERY_BYTES / 8192,
+            "the same bytes of WAL"
+        );
         let events: i64 = conn
             .query_row("SELECT COUNT(*) FROM events", [], |r| r.get(0))
             .unwrap();
