@@ -170,6 +170,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0033_tool_uses_by_sequence.sql"),
         false,
     ),
+    (
+        "0034_session_details.sql",
+        include_str!("../migrations/0034_session_details.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -253,8 +253,8 @@ mod tests {
         let session = |id: &str, last: i64| {
             conn.execute(
                 "INSERT INTO sessions (id, source, state, first_sequence, last_sequence,
-                     event_count, first_event_time, last_event_time)
-                 VALUES (?1, 'hook', 'active', 1, ?2, 1, 't', 't')",
+                     event_count, last_event_time)
+                 VALUES (?1, 'hook', 'active', 1, ?2, 1, 't')",
                 params![id, last],
             )
             .unwrap();

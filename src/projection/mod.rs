@@ -41,6 +41,7 @@ use view::View;
 /// Every projection table, cleared by a rebuild.
 pub const TABLES: &[&str] = &[
     "sessions",
+    "session_details",
     "heroes",
     "missions",
     "tool_uses",

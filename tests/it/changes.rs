@@ -539,6 +539,13 @@ async fn change_rows_of_one_form_share_their_shape_and_a_whole_row_file_is_shape
         app.get("/tool-uses?limit=100").await.1,
         app.get("/missions?limit=100").await.1,
     ];
+    let sessions = app.get("/sessions?limit=100").await.1;
+    assert!(
+        sessions["sessions"].as_array().unwrap().iter().any(|s| {
+            s["cwd"].is_string() && s["transcriptPath"].is_string() && s["cli"].is_string()
+        }),
+        "{sessions}"
+    );
     let listed = pages
         .iter()
         .flat_map(|p| p.as_object().unwrap().values())
@@ -614,7 +621,8 @@ async fn change_rows_of_one_form_share_their_shape_and_a_whole_row_file_is_shape
     drop(conn);
     let app = common::start(Config::for_path(&db), dir).await;
     assert_eq!(all_changes(&app, 0).await, sent);
-    // Tool uses and missions, which named their hero until 0030, read the same after it.
+    // Tool uses and missions, which named their hero until 0030, read the same after it;
+    // sessions, whose details were in their row until 0034, too.
     assert_eq!(
         [
             app.get("/tool-uses?limit=100").await.1,
@@ -622,6 +630,7 @@ async fn change_rows_of_one_form_share_their_shape_and_a_whole_row_file_is_shape
         ],
         pages
     );
+    assert_eq!(app.get("/sessions?limit=100").await.1, sessions);
     let dir = app.stop().await;
     let conn = rusqlite::Connection::open(&db).unwrap();
     assert_eq!(

@@ -145,11 +145,23 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
     let later = ["permission_requests"];
     for table in hooklog::projection::TABLES
         .iter()
-        .filter(|t| !later.contains(t))
+        .filter(|t| !later.contains(t) && **t != "session_details")
     {
+        // Schema 14's sessions held their details (0034).
+        let from = match *table {
+            "sessions" => "cut.sessions s JOIN cut.session_details d ON d.session_id = s.id",
+            _ => &format!("cut.{table}"),
+        };
+        let columns = match *table {
+            "sessions" => {
+                "s.*, d.first_event_time, d.cli, d.cwd, d.pane_id, d.tty,
+                           d.transcript_path, d.model, d.permission_mode"
+            }
+            _ => "*",
+        };
         conn.execute_batch(&format!(
-            "CREATE TABLE main.snapshot_{table} AS SELECT * FROM cut.{table} WHERE 0;
-             INSERT INTO main.snapshot_{table} SELECT * FROM cut.{table};"
+            "CREATE TABLE main.snapshot_{table} AS SELECT {columns} FROM {from} WHERE 0;
+             INSERT INTO main.snapshot_{table} SELECT {columns} FROM {from};"
         ))
         .unwrap();
     }

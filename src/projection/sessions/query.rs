@@ -1,7 +1,7 @@
 //! The sessions as the REST routes read them: one by id, or a filtered list, each with its
 //! hero.
 
-use super::record::{AFTER_RECORD, RECORD_COLUMNS, record};
+use super::record::{AFTER_RECORD, RECORD_COLUMNS, RECORD_FROM, record};
 use super::{Record, SessionState};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
@@ -25,8 +25,8 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Session> {
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Session>> {
     conn.prepare_cached(&format!(
-        "SELECT {RECORD_COLUMNS}, h.id FROM sessions s LEFT JOIN heroes h ON h.session_id = s.id
-         WHERE s.id = ?1"
+        "SELECT {RECORD_COLUMNS}, h.id FROM {RECORD_FROM}
+         LEFT JOIN heroes h ON h.session_id = s.id WHERE s.id = ?1"
     ))?
     .query_row([id], row)
     .optional()
@@ -130,6 +130,7 @@ fn list_sql(live: bool, windowed: bool) -> String {
              WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR source = ?2)
                AND (?3 IS NULL OR source_app = ?3) AND (?5 IS NULL OR origin = ?5)
              ORDER BY last_sequence DESC LIMIT ?4) s
+         JOIN session_details d ON d.session_id = s.id
          LEFT JOIN heroes h ON h.session_id = s.id
          ORDER BY s.last_sequence DESC"
     )

@@ -42,14 +42,17 @@ pub struct Record {
     pub factory: FactoryColumns,
 }
 
-/// The columns of a [`Record`], of `sessions s`.
+/// The columns of a [`Record`], of `sessions s` and `session_details d` ([`RECORD_FROM`]).
 pub(super) const RECORD_COLUMNS: &str =
-    "s.id, s.source, s.cli, s.cwd, s.pane_id, s.tty, s.transcript_path,
-     s.model, s.permission_mode, s.state, s.stuck_reason, s.stuck_message, s.stuck_since,
-     s.first_sequence, s.last_sequence, s.event_count, s.first_event_time, s.last_event_time,
+    "s.id, s.source, d.cli, d.cwd, d.pane_id, d.tty, d.transcript_path,
+     d.model, d.permission_mode, s.state, s.stuck_reason, s.stuck_message, s.stuck_since,
+     s.first_sequence, s.last_sequence, s.event_count, d.first_event_time, s.last_event_time,
      s.ended_at, s.factory_status, s.result_status, s.run_requested_at, s.started_at,
      s.paused_at, s.resumed_at, s.completed_at, s.run_responded_at, s.source_app, s.compactions,
      s.last_compact_at, s.origin";
+
+/// The tables [`RECORD_COLUMNS`] are read from: a session's row and its details, one each.
+pub(super) const RECORD_FROM: &str = "sessions s JOIN session_details d ON d.session_id = s.id";
 
 /// Columns read after [`RECORD_COLUMNS`] start here.
 pub(super) const AFTER_RECORD: usize = 31;
@@ -194,46 +197,36 @@ impl Record {
 
     pub fn load(conn: &Connection, id: &str) -> rusqlite::Result<Option<Record>> {
         conn.prepare_cached(&format!(
-            "SELECT {RECORD_COLUMNS} FROM sessions s WHERE s.id = ?1"
+            "SELECT {RECORD_COLUMNS} FROM {RECORD_FROM} WHERE s.id = ?1"
         ))?
         .query_row([id], record)
         .optional()
     }
 
     /// Writes the row: a new one (`stored` false) is inserted; a stored one has its columns
-    /// set.
+    /// set. Its details (`session_details`) are written only when one of them changed, so the
+    /// events that change nothing there leave its page alone.
     pub fn store(&self, conn: &Connection, stored: bool) -> rusqlite::Result<()> {
         let sql = if stored {
-            "UPDATE sessions SET cli = ?3, cwd = ?4, pane_id = ?5, tty = ?6,
-                 transcript_path = ?7, model = ?8, permission_mode = ?9, state = ?10,
-                 stuck_reason = ?11, stuck_message = ?12, stuck_since = ?13,
-                 last_sequence = ?15, event_count = ?16, last_event_time = ?18, ended_at = ?19,
-                 factory_status = ?20, result_status = ?21, run_requested_at = ?22,
-                 started_at = ?23, paused_at = ?24, resumed_at = ?25, completed_at = ?26,
-                 run_responded_at = ?27, source_app = ?28, compactions = ?29,
-                 last_compact_at = ?30
-             WHERE id = ?1 AND source = ?2 AND first_sequence = ?14 AND first_event_time = ?17
-               AND origin = ?31"
+            "UPDATE sessions SET state = ?3, stuck_reason = ?4, stuck_message = ?5,
+                 stuck_since = ?6, last_sequence = ?8, event_count = ?9, last_event_time = ?10,
+                 ended_at = ?11, factory_status = ?12, result_status = ?13,
+                 run_requested_at = ?14, started_at = ?15, paused_at = ?16, resumed_at = ?17,
+                 completed_at = ?18, run_responded_at = ?19, source_app = ?20,
+                 compactions = ?21, last_compact_at = ?22
+             WHERE id = ?1 AND source = ?2 AND first_sequence = ?7 AND origin = ?23"
         } else {
-            "INSERT INTO sessions (id, source, cli, cwd, pane_id, tty, transcript_path, model,
-                 permission_mode, state, stuck_reason, stuck_message, stuck_since,
-                 first_sequence, last_sequence, event_count, first_event_time, last_event_time,
-                 ended_at, factory_status, result_status, run_requested_at, started_at,
-                 paused_at, resumed_at, completed_at, run_responded_at, source_app, compactions,
+            "INSERT INTO sessions (id, source, state, stuck_reason, stuck_message, stuck_since,
+                 first_sequence, last_sequence, event_count, last_event_time, ended_at,
+                 factory_status, result_status, run_requested_at, started_at, paused_at,
+                 resumed_at, completed_at, run_responded_at, source_app, compactions,
                  last_compact_at, origin)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)"
+                     ?17, ?18, ?19, ?20, ?21, ?22, ?23)"
         };
         let changed = conn.prepare_cached(sql)?.execute(params![
             self.id,
             self.source,
-            self.cli,
-            self.cwd,
-            self.pane_id,
-            self.tty,
-            self.transcript_path,
-            self.model,
-            self.permission_mode,
             self.state,
             self.stuck_reason,
             self.stuck_message,
@@ -241,7 +234,6 @@ impl Record {
             self.first_sequence,
             self.last_sequence,
             self.event_count,
-            self.first_event_time,
             self.last_event_time,
             self.ended_at,
             self.factory.factory_status,
@@ -256,6 +248,26 @@ impl Record {
             self.compactions,
             self.last_compact_at,
             self.origin,
+        ])?;
+        conn.prepare_cached(
+            "INSERT INTO session_details (session_id, first_event_time, cli, cwd, pane_id, tty,
+                 transcript_path, model, permission_mode)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT (session_id) DO UPDATE SET cli = ?3, cwd = ?4, pane_id = ?5,
+                 tty = ?6, transcript_path = ?7, model = ?8, permission_mode = ?9
+             WHERE cli IS NOT ?3 OR cwd IS NOT ?4 OR pane_id IS NOT ?5 OR tty IS NOT ?6
+                OR transcript_path IS NOT ?7 OR model IS NOT ?8 OR permission_mode IS NOT ?9",
+        )?
+        .execute(params![
+            self.id,
+            self.first_event_time,
+            self.cli,
+            self.cwd,
+            self.pane_id,
+            self.tty,
+            self.transcript_path,
+            self.model,
+            self.permission_mode,
         ])?;
         if changed != 1 {
             // The stored row is not the one this record was read from: a bug, never data.
@@ -287,4 +299,60 @@ pub fn apply(conn: &Connection, event: &StoredEvent, facts: &Facts) -> rusqlite:
         record.store(conn, known)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(sequence: i64) -> StoredEvent {
+        StoredEvent {
+            sequence,
+            event_id: format!("e{sequence}"),
+            session_id: Some("s".into()),
+            session_sequence: Some(sequence),
+            event_type: "PreToolUse".into(),
+            source: "hook".into(),
+            event_time: format!("2026-12-07T15:00:0{sequence}Z"),
+            received_at: "2026-12-07T15:00:00Z".into(),
+            origin: "here".into(),
+            payload: "{}".into(),
+        }
+    }
+
+    /// A stored session's details are written only when one of them changes: an event that
+    /// only counts leaves `session_details` alone (no row changed), one with a new `cwd`
+    /// rewrites it, and the session reads back whole either way.
+    #[test]
+    fn details_are_written_only_when_they_change() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        let facts = Facts {
+            cli: Some("claude-code"),
+            cwd: Some("/w"),
+            transcript_path: Some("/w/s.jsonl"),
+            ..Facts::default()
+        };
+        let mut record = Record::new("s", &event(1), &facts);
+        record.store(&conn, false).unwrap();
+        let rows = |conn: &Connection| conn.total_changes();
+        let before = rows(&conn);
+        record.update(&event(2), &facts);
+        record.store(&conn, true).unwrap();
+        assert_eq!(rows(&conn) - before, 1, "the session's row alone");
+        let moved = Facts {
+            cwd: Some("/elsewhere"),
+            ..Facts::default()
+        };
+        let before = rows(&conn);
+        record.update(&event(3), &moved);
+        record.store(&conn, true).unwrap();
+        assert_eq!(rows(&conn) - before, 2, "the row and its details");
+        let loaded = Record::load(&conn, "s").unwrap().unwrap();
+        assert_eq!(loaded, record);
+        assert_eq!(loaded.cwd.as_deref(), Some("/elsewhere"));
+        assert_eq!(loaded.transcript_path.as_deref(), Some("/w/s.jsonl"));
+        assert_eq!(loaded.first_event_time, "2026-12-07T15:00:01Z");
+        assert_eq!(loaded.event_count, 3);
+    }
 }

@@ -482,9 +482,34 @@ fn payloads_whole(conn: &Connection, condition: &str) {
     }
 }
 
+/// Puts a database back as schema 33 left it (before migration 0034): a session's details in
+/// its `sessions` row (at the end of it, where SQLite adds columns), no `session_details`;
+/// for tests that simulate an older hooklog's file.
+pub fn as_schema_33(conn: &Connection) {
+    conn.execute_batch(
+        "ALTER TABLE sessions ADD COLUMN first_event_time TEXT NOT NULL DEFAULT '';
+         ALTER TABLE sessions ADD COLUMN cli TEXT;
+         ALTER TABLE sessions ADD COLUMN cwd TEXT;
+         ALTER TABLE sessions ADD COLUMN pane_id TEXT;
+         ALTER TABLE sessions ADD COLUMN tty TEXT;
+         ALTER TABLE sessions ADD COLUMN transcript_path TEXT;
+         ALTER TABLE sessions ADD COLUMN model TEXT;
+         ALTER TABLE sessions ADD COLUMN permission_mode TEXT;
+         UPDATE sessions SET (first_event_time, cli, cwd, pane_id, tty, transcript_path, model,
+                              permission_mode) =
+             (SELECT first_event_time, cli, cwd, pane_id, tty, transcript_path, model,
+                     permission_mode
+              FROM session_details d WHERE d.session_id = sessions.id);
+         DROP TABLE session_details;
+         PRAGMA user_version = 33;",
+    )
+    .unwrap();
+}
+
 /// Puts a database back as schema 32 left it (before migration 0033): `tool_uses` keyed by
 /// its id, with an index in opening order; for tests that simulate an older hooklog's file.
 pub fn as_schema_32(conn: &Connection) {
+    as_schema_33(conn);
     conn.execute_batch(
         "CREATE TABLE tool_uses_32 (
              id TEXT PRIMARY KEY, session_id TEXT NOT NULL, mission_id TEXT, tool_use_id TEXT,

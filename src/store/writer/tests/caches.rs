@@ -178,7 +178,10 @@ fn another_connections_commit_makes_the_writer_read_the_file_again() {
         .unwrap();
     // ... and edits a projection row by hand.
     other
-        .execute("UPDATE sessions SET cwd = '/theirs' WHERE id = 's'", [])
+        .execute(
+            "UPDATE session_details SET cwd = '/theirs' WHERE session_id = 's'",
+            [],
+        )
         .unwrap();
     let outcomes = commit(&mut writer, vec![vec![event("next", "s", "{}")]]);
     assert_eq!(positions(&outcomes[0]), [(3, Some(3))]);
@@ -186,7 +189,8 @@ fn another_connections_commit_makes_the_writer_read_the_file_again() {
     let (cwd, count): (Option<String>, i64) = writer
         .conn()
         .query_row(
-            "SELECT cwd, event_count FROM sessions WHERE id = 's'",
+            "SELECT d.cwd, s.event_count
+             FROM sessions s JOIN session_details d ON d.session_id = s.id WHERE s.id = 's'",
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
