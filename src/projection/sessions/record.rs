@@ -140,27 +140,35 @@ impl Record {
         record
     }
 
-    /// What a later event of the session changes. Leaving `stuck` clears the stuck fields;
-    /// staying stuck keeps when it began. `ended_at` is set on `ended` and cleared when the
-    /// session comes back.
-    pub fn update(&mut self, event: &StoredEvent, facts: &Facts) {
+    /// What a later event of the session changes, and whether that includes its details
+    /// (the columns of `session_details`). Leaving `stuck` clears the stuck fields; staying
+    /// stuck keeps when it began. `ended_at` is set on `ended` and cleared when the session
+    /// comes back.
+    pub fn update(&mut self, event: &StoredEvent, facts: &Facts) -> bool {
         let at = &event.event_time;
-        let keep = |given: Option<&str>, field: &mut Option<String>| {
-            if let Some(given) = given {
+        // Whether the field took a new value.
+        let keep = |given: Option<&str>, field: &mut Option<String>| match given {
+            Some(given) if field.as_deref() != Some(given) => {
                 *field = Some(given.to_string());
+                true
             }
+            _ => false,
         };
-        if let Some(cli) = facts.cli {
-            self.cli = Some(cli.to_string());
-        } else if self.cli.is_none() {
-            self.cli = owned(facts.cli_default);
-        }
-        keep(facts.cwd, &mut self.cwd);
-        keep(facts.pane_id, &mut self.pane_id);
-        keep(facts.tty, &mut self.tty);
-        keep(facts.transcript_path, &mut self.transcript_path);
-        keep(facts.model, &mut self.model);
-        keep(facts.permission_mode, &mut self.permission_mode);
+        let cli = match facts.cli {
+            Some(_) => keep(facts.cli, &mut self.cli),
+            None if self.cli.is_none() => keep(facts.cli_default, &mut self.cli),
+            None => false,
+        };
+        let details = [
+            cli,
+            keep(facts.cwd, &mut self.cwd),
+            keep(facts.pane_id, &mut self.pane_id),
+            keep(facts.tty, &mut self.tty),
+            keep(facts.transcript_path, &mut self.transcript_path),
+            keep(facts.model, &mut self.model),
+            keep(facts.permission_mode, &mut self.permission_mode),
+        ]
+        .contains(&true);
         keep(facts.source_app, &mut self.source_app);
         self.compact(at, facts.compaction);
         if let Some(state) = facts.state {
@@ -184,6 +192,7 @@ impl Record {
         if let Some(change) = &facts.factory {
             self.factory.apply(change);
         }
+        details
     }
 
     fn compact(&mut self, at: &str, compaction: Option<Compaction>) {
@@ -204,9 +213,10 @@ impl Record {
     }
 
     /// Writes the row: a new one (`stored` false) is inserted; a stored one has its columns
-    /// set. Its details (`session_details`) are written only when one of them changed, so the
-    /// events that change nothing there leave its page alone.
-    pub fn store(&self, conn: &Connection, stored: bool) -> rusqlite::Result<()> {
+    /// set. Its details (`session_details`) are written with a new row, and with a stored one
+    /// when `details` says they may have changed since (then only if one did: the events that
+    /// change none of them leave that page alone).
+    pub fn store(&self, conn: &Connection, stored: bool, details: bool) -> rusqlite::Result<()> {
         let sql = if stored {
             "UPDATE sessions SET state = ?3, stuck_reason = ?4, stuck_message = ?5,
                  stuck_since = ?6, last_sequence = ?8, event_count = ?9, last_event_time = ?10,
@@ -249,6 +259,13 @@ impl Record {
             self.last_compact_at,
             self.origin,
         ])?;
+        if changed != 1 {
+            // The stored row is not the one this record was read from: a bug, never data.
+            return Err(rusqlite::Error::StatementChangedRows(changed));
+        }
+        if stored && !details {
+            return Ok(());
+        }
         conn.prepare_cached(
             "INSERT INTO session_details (session_id, first_event_time, cli, cwd, pane_id, tty,
                  transcript_path, model, permission_mode)
@@ -269,23 +286,20 @@ impl Record {
             self.model,
             self.permission_mode,
         ])?;
-        if changed != 1 {
-            // The stored row is not the one this record was read from: a bug, never data.
-            return Err(rusqlite::Error::StatementChangedRows(changed));
-        }
         Ok(())
     }
 }
 
-/// The session's row after this event (`None` when the event names no session).
-pub fn next(current: Option<Record>, event: &StoredEvent, facts: &Facts) -> Option<Record> {
+/// The session's row after this event (`None` when the event names no session), and whether
+/// its details changed (always, for a new row).
+pub fn next(current: Option<Record>, event: &StoredEvent, facts: &Facts) -> Option<(Record, bool)> {
     let session = event.session_id.as_deref()?;
     Some(match current {
         Some(mut row) => {
-            row.update(event, facts);
-            row
+            let details = row.update(event, facts);
+            (row, details)
         }
-        None => Record::new(session, event, facts),
+        None => (Record::new(session, event, facts), true),
     })
 }
 
@@ -295,8 +309,8 @@ pub fn apply(conn: &Connection, event: &StoredEvent, facts: &Facts) -> rusqlite:
     };
     let stored = Record::load(conn, session)?;
     let known = stored.is_some();
-    if let Some(record) = next(stored, event, facts) {
-        record.store(conn, known)?;
+    if let Some((record, details)) = next(stored, event, facts) {
+        record.store(conn, known, details)?;
     }
     Ok(())
 }
@@ -334,19 +348,25 @@ mod tests {
             ..Facts::default()
         };
         let mut record = Record::new("s", &event(1), &facts);
-        record.store(&conn, false).unwrap();
+        record.store(&conn, false, true).unwrap();
         let rows = |conn: &Connection| conn.total_changes();
         let before = rows(&conn);
-        record.update(&event(2), &facts);
-        record.store(&conn, true).unwrap();
+        let details = record.update(&event(2), &facts);
+        assert!(!details, "the same details again");
+        record.store(&conn, true, details).unwrap();
+        assert_eq!(rows(&conn) - before, 1, "the session's row alone");
+        // Told they may have changed, it looks, and writes nothing when none did.
+        let before = rows(&conn);
+        record.store(&conn, true, true).unwrap();
         assert_eq!(rows(&conn) - before, 1, "the session's row alone");
         let moved = Facts {
             cwd: Some("/elsewhere"),
             ..Facts::default()
         };
         let before = rows(&conn);
-        record.update(&event(3), &moved);
-        record.store(&conn, true).unwrap();
+        let details = record.update(&event(3), &moved);
+        assert!(details, "a new cwd");
+        record.store(&conn, true, details).unwrap();
         assert_eq!(rows(&conn) - before, 2, "the row and its details");
         let loaded = Record::load(&conn, "s").unwrap().unwrap();
         assert_eq!(loaded, record);

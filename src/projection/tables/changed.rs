@@ -24,7 +24,8 @@ impl Changes {
     /// Writes every row.
     pub fn write(&self, conn: &Connection) -> Result<()> {
         for (record, stored) in &self.sessions {
-            record.store(conn, *stored)?;
+            // A replay does not follow which details changed: each is looked at.
+            record.store(conn, *stored, true)?;
         }
         let mut save = heroes::saving(conn)?;
         for hero in &self.heroes {

@@ -32,6 +32,8 @@ struct SessionRow {
     stored: bool,
     /// Whether SQL's row differs from `record`.
     dirty: bool,
+    /// Whether SQL's details (`session_details`) may differ from `record`'s.
+    details: bool,
     /// The last request that saved this row's earlier state in `undo`.
     saved_for: u64,
 }
@@ -55,7 +57,7 @@ impl SessionRows {
                 undo.push((session.to_string(), Some(row.clone())));
                 row.saved_for = self.request;
             }
-            row.record.update(event, facts);
+            row.details |= row.record.update(event, facts);
             if !row.dirty {
                 row.dirty = true;
                 self.changed.push(session.to_string());
@@ -64,7 +66,8 @@ impl SessionRows {
         }
         let stored = load(session)?;
         let known = stored.is_some();
-        let record = sessions::next(stored, event, facts).expect("the event has a session");
+        let (record, details) =
+            sessions::next(stored, event, facts).expect("the event has a session");
         if let Some(undo) = &mut self.undo {
             undo.push((session.to_string(), None));
         }
@@ -72,6 +75,7 @@ impl SessionRows {
             record,
             stored: known,
             dirty: true,
+            details,
             saved_for: self.request,
         };
         self.rows.insert(session.to_string(), row);
@@ -109,7 +113,7 @@ impl SessionRows {
     /// marked written and some not, so the caller must abandon the transaction and
     /// [`SessionRows::clear`] them (the writer then runs the batch again without holding rows).
     pub fn flush(&mut self, conn: &Connection) -> Result<()> {
-        self.take_changed(|row| row.record.store(conn, row.stored))
+        self.take_changed(|row| row.record.store(conn, row.stored, row.details))
     }
 
     /// Lets go of the rows that have not changed since they were last written, calling
@@ -144,6 +148,7 @@ impl SessionRows {
                 write(row)?;
                 row.stored = true;
                 row.dirty = false;
+                row.details = false;
             }
         }
         Ok(())
