@@ -218,16 +218,7 @@ mod tests {
     fn a_prune_step_reads_the_pruned_range_not_every_sessions_index_entry() {
         let conn = Connection::open_in_memory().unwrap();
         crate::migrations::create(&conn).unwrap();
-        let plan = |sql: &str| -> String {
-            let steps: Vec<String> = conn
-                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-                .unwrap()
-                .query_map([1], |r| r.get(3))
-                .unwrap()
-                .collect::<rusqlite::Result<_>>()
-                .unwrap();
-            steps.join("\n")
-        };
+        let plan = |sql: &str| crate::projection::filter::plan_of(&conn, sql, [1]);
         for sql in [PRUNED_SESSIONS, PRUNED_SHARED] {
             let plan = plan(sql);
             assert!(
