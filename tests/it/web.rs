@@ -833,7 +833,13 @@ async fn a_session_page_hides_bookkeeping_and_summarises_every_row() {
     }
     browser.screenshot("session-story").await;
     // Asked for, every event is shown, the bookkeeping row with its own line.
-    browser.click("#every-event").await;
+    browser
+        .click_until(
+            "#every-event",
+            DEADLINE,
+            "document.getElementById('every-event').checked",
+        )
+        .await;
     let (read, _) = browser
         .wait_until(
             DEADLINE,

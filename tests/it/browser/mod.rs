@@ -141,6 +141,29 @@ impl Browser {
         }
     }
 
+    /// Clicks the element `css` names until `expression` is truthy in the page, or panics after
+    /// `deadline`. WebDriver clicks the point where the element was when it found it: a layout
+    /// change in between (a section's data arriving above it) sends the click elsewhere, and a
+    /// user would click again. Another click is sent only once a second has passed without
+    /// the click's effect, so a slow page is not clicked twice.
+    pub async fn click_until(&self, css: &str, deadline: Duration, expression: &str) {
+        let start = Instant::now();
+        loop {
+            self.click(css).await;
+            let clicked = Instant::now();
+            while clicked.elapsed() < Duration::from_secs(1) {
+                if self.eval(expression).await == Value::Bool(true) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            assert!(
+                start.elapsed() < deadline,
+                "clicking {css} did not make {expression} true in {deadline:?}"
+            );
+        }
+    }
+
     /// Types `text` into the element `css` names.
     pub async fn type_into(&self, css: &str, text: &str) {
         let element = self.client.find(Locator::Css(css)).await.expect(css);
