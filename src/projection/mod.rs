@@ -85,13 +85,18 @@ pub enum Parsed {
 
 impl Parsed {
     pub fn of(event: &StoredEvent) -> Parsed {
-        match Source::parse(&event.source) {
-            Some(Source::Hook) => Parsed::Hook(View::parse(&event.payload)),
-            Some(Source::Normalized) => Parsed::Normalized(View::parse(&event.payload)),
-            Some(Source::Coordination) => Parsed::Coordination(View::parse(&event.payload)),
-            Some(Source::Factory) => Parsed::Factory(factory::Parts::parse(&event.payload)),
-            Some(Source::Transcript) => Parsed::Transcript(View::parse(&event.payload)),
-            Some(Source::Replication) => Parsed::Replication(View::parse(&event.payload)),
+        Parsed::of_payload(&event.source, &event.payload)
+    }
+
+    /// [`Parsed::of`] an event from `source` with `payload`, before it is stored.
+    pub fn of_payload(source: &str, payload: &str) -> Parsed {
+        match Source::parse(source) {
+            Some(Source::Hook) => Parsed::Hook(View::parse(payload)),
+            Some(Source::Normalized) => Parsed::Normalized(View::parse(payload)),
+            Some(Source::Coordination) => Parsed::Coordination(View::parse(payload)),
+            Some(Source::Factory) => Parsed::Factory(factory::Parts::parse(payload)),
+            Some(Source::Transcript) => Parsed::Transcript(View::parse(payload)),
+            Some(Source::Replication) => Parsed::Replication(View::parse(payload)),
             Some(Source::Api) | None => Parsed::Other,
         }
     }

@@ -36,7 +36,7 @@ pub use query::{Cursor, Hit, Order, Page, Part, Query, SESSION_PROBES, is_query_
 pub use rank::register;
 pub use text::{
     COORDINATION_KEYS, DOCUMENTS, MAX_STRING_CHARS, MAX_TEXT_BYTES, TEXT_KEYS, UNINDEXED_SOURCES,
-    text_of,
+    text_of, text_of_payload,
 };
 pub use words::words_to_fts;
 

@@ -91,7 +91,13 @@ const MAX_DEPTH: usize = 8;
 /// The searchable text of an event (its fields one per line), or `None` when it has none.
 /// `parsed` must be `Parsed::of(event)`.
 pub fn text_of(event: &StoredEvent, parsed: &Parsed) -> Option<String> {
-    if UNINDEXED_SOURCES.contains(&event.source.as_str()) {
+    text_of_payload(&event.source, &event.payload, parsed)
+}
+
+/// [`text_of`] an event from `source` with `payload`, before it is stored; `parsed` must be
+/// `Parsed::of_payload(source, payload)`.
+pub fn text_of_payload(source: &str, payload: &str, parsed: &Parsed) -> Option<String> {
+    if UNINDEXED_SOURCES.contains(&source) {
         return None;
     }
     let mut text = Text::default();
@@ -106,7 +112,7 @@ pub fn text_of(event: &StoredEvent, parsed: &Parsed) -> Option<String> {
             text.walk(&parts.payload, &[], 0);
         }
         Parsed::Other => {
-            if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&event.payload) {
+            if let Ok(Value::Object(map)) = serde_json::from_str::<Value>(payload) {
                 text.walk(&map, &[], 0);
             }
         }

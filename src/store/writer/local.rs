@@ -4,6 +4,7 @@
 //! the server does it, not by a second insert path.
 
 use super::batch::Pending;
+use super::prepared::Prepared;
 use super::thread::WriterThread;
 use super::{AppendError, Appended};
 use crate::event::NewEvent;
@@ -25,7 +26,7 @@ impl Local {
     pub fn append(&mut self, events: Vec<NewEvent>) -> Result<Vec<Appended>, AppendError> {
         let (reply, mut answer) = oneshot::channel();
         self.0.commit_batch_or_survive(vec![Pending::Append {
-            events,
+            events: Prepared::all(events),
             reply,
             arrival: Arrival::now(None),
         }]);

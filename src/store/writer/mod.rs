@@ -23,6 +23,7 @@ mod cache;
 mod derive;
 mod local;
 mod maintenance;
+mod prepared;
 #[cfg(test)]
 mod tests;
 mod thread;
@@ -30,6 +31,7 @@ mod thread;
 use self::batch::Pending;
 pub use self::derive::{SearchLag, SearchProgress};
 pub use self::local::Local;
+use self::prepared::Prepared;
 use self::thread::WriterThread;
 use super::stages::{Arrival, Stages};
 use super::stats::WriterStats;
@@ -288,6 +290,8 @@ impl Writer {
     ) -> Result<Vec<Appended>, AppendError> {
         let (reply, answer) = oneshot::channel();
         let arrival = Arrival::now(arrived);
+        // Made here, on the caller's thread, not on the writer's.
+        let events = Prepared::all(events);
         self.submit(Pending::Append {
             events,
             reply,
@@ -318,7 +322,7 @@ impl Writer {
         let (reply, answer) = oneshot::channel();
         self.queue
             .send(Command::Request(Pending::Append {
-                events,
+                events: Prepared::all(events),
                 reply,
                 arrival: Arrival::now(None),
             }))

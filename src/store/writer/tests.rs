@@ -63,7 +63,7 @@ fn pending(events: Vec<NewEvent>) -> (Pending, Answer) {
     let (reply, answer) = oneshot::channel();
     (
         Pending::Append {
-            events,
+            events: super::prepared::Prepared::all(events),
             reply,
             arrival: crate::store::stages::Arrival::now(None),
         },

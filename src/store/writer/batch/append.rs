@@ -1,9 +1,10 @@
 //! Appending: one request's events (each numbered, stored and projected at once, or found
 //! already stored), and one request's response events for a factory session.
 
+use super::super::prepared::Prepared;
 use super::super::{AppendError, Appended};
 use super::{Appender, Run, control};
-use crate::event::{NewEvent, StoredEvent, shared};
+use crate::event::{NewEvent, StoredEvent};
 use crate::projection::{self, tables::Live};
 use crate::response;
 use crate::store::read;
@@ -31,7 +32,7 @@ impl Appender {
     /// failed and the whole batch must be abandoned; a request's own failure is an `Ok(Err)`.
     pub(super) fn apply_request(
         &mut self,
-        events: &[NewEvent],
+        events: &[Prepared],
         received_at: &str,
         committed: &mut Vec<StoredEvent>,
     ) -> rusqlite::Result<Result<Vec<Appended>, AppendError>> {
@@ -84,7 +85,7 @@ impl Appender {
                     } if sequence > head_before => {
                         let first = events
                             .iter()
-                            .position(|e| e.event_id == id)
+                            .position(|e| e.event.event_id == id)
                             .unwrap_or(index);
                         AppendError::ConflictWithinRequest { first, index, id }
                     }
@@ -148,10 +149,11 @@ impl Appender {
     pub(super) fn append_event(
         &mut self,
         index: usize,
-        event: &NewEvent,
+        prepared: &Prepared,
         received_at: &str,
         stored: &mut Vec<StoredEvent>,
     ) -> Result<Appended, RequestError> {
+        let event = &prepared.event;
         #[cfg(test)]
         super::super::tests::panic_if_asked(&event.event_id);
         let existing = match event.generated_id {
@@ -186,10 +188,8 @@ impl Appender {
             &self.settings.origin,
         );
         // The fields the event shares with its session are stored once (`event::shared`).
-        let split = row.session_id.as_deref().and_then(|session| {
-            shared::split(&row.payload, &row.event_type).map(|split| (session, split))
-        });
-        let (payload, shared_id) = match &split {
+        let split = row.session_id.as_deref().zip(prepared.split.as_ref());
+        let (payload, shared_id) = match split {
             Some((session, split)) => (
                 split.rest.as_str(),
                 Some(
@@ -223,11 +223,12 @@ impl Appender {
             Run::Shared | Run::Isolated => self.sessions.tables(&self.conn),
             Run::RowByRow => Live::new(&self.conn),
         };
-        let parsed = projection::Parsed::of(&row);
-        let effects = projection::apply_parsed(&tables, &self.conn, &row, &parsed)?;
-        if self.settings.search_index {
-            self.texts
-                .extend(projection::search::text_to_index(&row, &parsed));
+        let parsed = &prepared.parsed;
+        let effects = projection::apply_parsed(&tables, &self.conn, &row, parsed)?;
+        if self.settings.search_index
+            && let Some(text) = &prepared.text
+        {
+            self.texts.push((row.sequence, text.clone()));
         }
         let appended = Appended {
             id: row.event_id.clone(),

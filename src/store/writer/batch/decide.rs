@@ -2,6 +2,7 @@
 //! (including this batch's session rows) and appends its outcome events through
 //! [`DecisionLog`], the writer as `coordination` sees it.
 
+use super::super::prepared::Prepared;
 use super::super::{AppendError, Appended, Decided};
 use super::Appender;
 use super::append::RequestError;
@@ -85,7 +86,7 @@ impl coordination::Log for DecisionLog<'_> {
         event_type: &str,
         payload: serde_json::Value,
     ) -> Result<StoredEvent, DecideError> {
-        let event = NewEvent {
+        let event = Prepared::of(NewEvent {
             event_id: new_event_id(),
             generated_id: true,
             session_id: session.map(str::to_string),
@@ -95,7 +96,7 @@ impl coordination::Log for DecisionLog<'_> {
             received_at: None,
             origin: None,
             payload: payload.to_string(),
-        };
+        });
         let index = self.appended.len();
         match self
             .appender

@@ -14,9 +14,10 @@ mod append;
 mod decide;
 
 use super::cache::SessionCache;
+use super::prepared::Prepared;
 use super::{AppendError, Appended, Decided};
 use crate::coordination;
-use crate::event::{NewEvent, StoredEvent};
+use crate::event::StoredEvent;
 use crate::response;
 use crate::store::read;
 use crate::store::stages::Arrival;
@@ -59,7 +60,7 @@ enum Failed {
 pub(super) enum Pending {
     /// Events to append as one request.
     Append {
-        events: Vec<NewEvent>,
+        events: Vec<Prepared>,
         reply: Reply,
         arrival: Arrival,
     },
