@@ -175,6 +175,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0034_session_details.sql"),
         false,
     ),
+    (
+        "0035_permission_requests_by_events.sql",
+        include_str!("../migrations/0035_permission_requests_by_events.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -61,6 +61,8 @@ const COLUMNS: &str = "id, session_id, kind, state, prompt, title, summary,
 static TABLE: Table = Table {
     name: "missions",
     columns: COLUMNS,
+    computed: "",
+    key: "opened_sequence",
     by_order: Some("missions_by_order"),
     pruned: "missions_pruned",
 };

@@ -1,7 +1,8 @@
-//! A session's rows of a projection opened by its events (tool uses, missions), found through
-//! the events' own session index (migrations 0031 and 0032, issue 41). Such a row is opened by
-//! an event of its session and keyed by that event's sequence (`opened_sequence`: the table's
-//! key, or an index in that order), so walking the session's events in order and looking each
+//! A session's rows of a projection opened by its events (tool uses, missions, permission
+//! requests), found through the events' own session index (migrations 0031, 0032 and 0035,
+//! issue 41). Such a row is opened by an event of its session and keyed by that event's
+//! sequence (`opened_sequence`, or `sequence` for a permission request: the table's key, or an
+//! index in that order), so walking the session's events in order and looking each
 //! one up finds its rows in order, and a hook event that opens one writes no entry on a page of
 //! its session's for it (the event's own entry is on such a page already).
 //!
@@ -19,22 +20,29 @@ use rusqlite::{Connection, Row, ToSql};
 /// A projection table whose rows [`Scope`] reads.
 pub struct Table {
     pub name: &'static str,
-    /// Its stored columns, as the row reader takes them; `opened_sequence` among them.
+    /// Its stored columns, as the row reader takes them; [`Table::key`] among them.
     pub columns: &'static str,
-    /// Its index on `opened_sequence`, or `None` when that is the table's key.
+    /// What the row reader takes after the columns: expressions on the row `t`, each with a
+    /// comma before it (`""`: nothing).
+    pub computed: &'static str,
+    /// The column holding the sequence of the event that opened the row.
+    pub key: &'static str,
+    /// Its index on [`Table::key`], or `None` when that is the table's key.
     pub by_order: Option<&'static str>,
-    /// Its partial index on `(session_id, opened_sequence) WHERE opening_pruned = 1`.
+    /// Its partial index on `(session_id, key) WHERE opening_pruned = 1`.
     pub pruned: &'static str,
 }
 
 impl Table {
-    /// [`Table::columns`], each of `t`.
+    /// [`Table::columns`], each of `t`, then [`Table::computed`].
     fn of_t(&self) -> String {
-        self.columns
+        let columns = self
+            .columns
             .split(',')
             .map(|c| format!("t.{}", c.trim()))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", ");
+        format!("{columns}{}", self.computed)
     }
 }
 
@@ -103,7 +111,7 @@ impl Scope {
                      WHERE sequence = :from AND session_id = :session), 0)"
                     .into(),
             );
-            pruned.push("t.opened_sequence >= :from".into());
+            pruned.push(format!("t.{} >= :from", self.table.key));
         }
         if self.before.is_some() {
             // The cursor is a tool use's `opened_sequence`, an event of the session; any
@@ -118,7 +126,7 @@ impl Scope {
                      0)"
                 .into(),
             );
-            pruned.push("t.opened_sequence < :before".into());
+            pruned.push(format!("t.{} < :before", self.table.key));
         }
         for (term, _) in &self.terms {
             opened.push(term.clone());
@@ -126,6 +134,7 @@ impl Scope {
         }
         let Table {
             name,
+            key,
             by_order,
             pruned: pruned_index,
             ..
@@ -137,13 +146,13 @@ impl Scope {
         };
         let opened = format!(
             "SELECT * FROM (SELECT {cols} FROM events e
-                 JOIN {name} t {by_order} ON t.opened_sequence = e.sequence
+                 JOIN {name} t {by_order} ON t.{key} = e.sequence
                  WHERE {terms} ORDER BY e.session_sequence {way} LIMIT {limit})",
             terms = opened.join(" AND "),
         );
         let pruned = format!(
             "SELECT * FROM (SELECT {cols} FROM {name} t INDEXED BY {pruned_index}
-                 WHERE {terms} ORDER BY t.opened_sequence {way} LIMIT {limit})",
+                 WHERE {terms} ORDER BY t.{key} {way} LIMIT {limit})",
             terms = pruned.join(" AND "),
         );
         let (first, second) = match pruned_first {

@@ -14,10 +14,12 @@
 //! and a closing event for it does nothing.
 
 use super::changes::{ChangeRow, Delta, Entity, Op};
+use super::of_session::{Order, Scope, Table};
 use super::view::View;
 use crate::event::StoredEvent;
 use crate::ingest::bounds::clip;
 use crate::states::states;
+use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
@@ -247,9 +249,13 @@ pub fn apply_hook(conn: &Connection, event: &StoredEvent, view: &View) -> rusqli
     };
     if let Some(request) = opened(event, view) {
         conn.prepare_cached(
+            // `opening_pruned`: whether the opening event is missing from the log (in the
+            // retention snapshot's file, which has no events: `of_session`).
             "INSERT OR IGNORE INTO permission_requests (sequence, request_id, session_id, kind,
-                 tool, input_key, preview, opened_at, state, waits_until)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                 tool, input_key, preview, opened_at, state, waits_until, opening_pruned)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+                     CASE WHEN EXISTS (SELECT 1 FROM events WHERE sequence = ?1) THEN NULL
+                          ELSE 1 END)",
         )?
         .execute(params![
             request.sequence,
@@ -341,6 +347,17 @@ const COLUMNS: &str = "sequence, request_id, session_id, kind, tool, preview, op
      closed_at, closed_by, decided_by, message, waits_until,
      (SELECT origin FROM events WHERE events.sequence = permission_requests.sequence)";
 
+/// How a session's requests are read ([`super::of_session`], migration 0035): [`COLUMNS`].
+static TABLE: Table = Table {
+    name: "permission_requests",
+    columns: "sequence, request_id, session_id, kind, tool, preview, opened_at, state,
+     closed_at, closed_by, decided_by, message, waits_until",
+    computed: ", (SELECT origin FROM events WHERE events.sequence = t.sequence)",
+    key: "sequence",
+    by_order: None,
+    pruned: "permission_requests_pruned",
+};
+
 fn row(r: &Row<'_>) -> rusqlite::Result<PermissionRequest> {
     let session_id: String = r.get(2)?;
     Ok(PermissionRequest {
@@ -396,6 +413,22 @@ pub const SCAN_WINDOW: u32 = 5_000;
 /// reads at most [`SCAN_WINDOW`] requests, and a page that window ended before it was full
 /// says where to go on (`next_before`), so no page reads every request ever made.
 pub fn list(conn: &Connection, select: &Select, limit: u32) -> rusqlite::Result<Requests> {
+    if let Some(scope) = session_scope(select) {
+        let permission_requests = scope.query(
+            conn,
+            &scope.sql(Order::Newest, ":limit"),
+            &[(":limit", Value::Integer(limit.into()))],
+            row,
+        )?;
+        let next_before = match permission_requests.len() == limit as usize {
+            true => permission_requests.last().map(|r| r.sequence),
+            false => None,
+        };
+        return Ok(Requests {
+            permission_requests,
+            next_before,
+        });
+    }
     let windowed =
         select.state.is_some_and(|s| s != RequestState::Pending) && select.session.is_none();
     let before = select.before.unwrap_or(i64::MAX);
@@ -429,7 +462,22 @@ pub fn list(conn: &Connection, select: &Select, limit: u32) -> rusqlite::Result<
     })
 }
 
-/// The statement [`list`] runs for `select`.
+/// How [`list`] reads one session's requests in any state but `pending` (whose own partial
+/// index serves it): through the session's events, each opening event's request by its key,
+/// then those whose opening event retention pruned ([`super::of_session`]); `None` for
+/// another list.
+fn session_scope(select: &Select) -> Option<Scope> {
+    let session = select.session.as_deref()?;
+    if select.state == Some(RequestState::Pending) {
+        return None;
+    }
+    let mut scope =
+        Scope::of(&TABLE, session).eq("state", ":state", select.state.map(RequestState::as_str));
+    scope.before = select.before;
+    Some(scope)
+}
+
+/// The statement [`list`] runs for `select`, but a session's list ([`session_scope`]).
 fn list_sql(select: &Select, windowed: bool) -> String {
     if windowed {
         return format!(
@@ -456,11 +504,7 @@ fn list_sql(select: &Select, windowed: bool) -> String {
             "permission_requests INDEXED BY permission_requests_pending",
             "state = 'pending'",
         ),
-        (_, Some(_)) => (
-            "permission_requests INDEXED BY permission_requests_session",
-            "(?1 IS NULL OR state = ?1)",
-        ),
-        (_, None) => ("permission_requests", "(?1 IS NULL OR state = ?1)"),
+        (_, _) => ("permission_requests", "(?1 IS NULL OR state = ?1)"),
     };
     format!(
         "SELECT {COLUMNS} FROM {from}
@@ -506,18 +550,26 @@ mod tests {
             "{}",
             plan(&pending_of)
         );
-        let session = Select {
-            state: Some(RequestState::Denied),
-            session: Some("s".into()),
-            before: None,
-        };
-        assert!(
-            plan(&session).contains(
-                "SEARCH permission_requests USING INDEX permission_requests_session (session_id=?"
-            ),
-            "{}",
-            plan(&session)
-        );
+        // A session's, in a state or not, from a cursor or not: through its events, then the
+        // pruned ones' own index.
+        for (state, before) in [(Some(RequestState::Denied), None), (None, Some(9))] {
+            let select = Select {
+                state,
+                session: Some("s".into()),
+                before,
+            };
+            let scope = session_scope(&select).expect("a session's list");
+            let sql = scope.sql(Order::Newest, ":limit");
+            let plan = super::super::of_session::plan_read_in_order(&conn, &sql, &scope);
+            for step in [
+                "SEARCH e USING COVERING INDEX sqlite_autoindex_events_2 (session_id=?",
+                "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)",
+                "SEARCH t USING INDEX permission_requests_pruned (session_id=?",
+            ] {
+                assert!(plan.contains(step), "{plan}");
+            }
+        }
+        assert!(session_scope(&pending_of).is_none());
         let all = Select::default();
         assert!(plan(&all).contains("INTEGER PRIMARY KEY"));
         let denied = Select {
@@ -526,6 +578,57 @@ mod tests {
         };
         let page = list(&conn, &denied, 10).unwrap();
         assert!(page.permission_requests.is_empty() && page.next_before.is_none());
+    }
+
+    /// A session's list holds the requests its events in the log opened and those whose
+    /// opening event retention pruned (marked), newest first, filtered and paged, and no other
+    /// session's.
+    #[test]
+    fn a_sessions_requests_are_read_through_its_events_and_once_pruned_their_own_index() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::migrations::create(&conn).unwrap();
+        conn.execute_batch(
+            "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source,
+                                 event_time, received_at, payload, origin)
+             VALUES (7, 'e7', 's', 1, 'PermissionRequest', 'hook', 't', 't', '{}', 'here'),
+                    (8, 'e8', 's', 2, 'Stop', 'hook', 't', 't', '{}', 'here'),
+                    (9, 'e9', 'o', 1, 'PermissionRequest', 'hook', 't', 't', '{}', 'here');
+             INSERT INTO permission_requests (sequence, request_id, session_id, kind, tool,
+                                              opened_at, state, opening_pruned)
+             VALUES (3, 'r3', 's', 'permission', 'Bash', 't', 'allowed', 1),
+                    (7, 'r7', 's', 'permission', 'Bash', 't', 'denied', NULL),
+                    (9, 'r9', 'o', 'permission', 'Bash', 't', 'denied', NULL);",
+        )
+        .unwrap();
+        let page = |state: Option<RequestState>, before: Option<i64>, limit: u32| {
+            let select = Select {
+                state,
+                session: Some("s".into()),
+                before,
+            };
+            let page = list(&conn, &select, limit).unwrap();
+            let keys: Vec<i64> = page
+                .permission_requests
+                .iter()
+                .map(|r| r.sequence)
+                .collect();
+            (keys, page.next_before)
+        };
+        assert_eq!(page(None, None, 10), (vec![7, 3], None));
+        assert_eq!(page(Some(RequestState::Allowed), None, 10), (vec![3], None));
+        assert_eq!(page(Some(RequestState::Denied), None, 10), (vec![7], None));
+        assert_eq!(page(None, None, 1), (vec![7], Some(7)));
+        assert_eq!(page(None, Some(7), 10), (vec![3], None));
+        let first = list(
+            &conn,
+            &Select {
+                session: Some("s".into()),
+                ..Select::default()
+            },
+            1,
+        )
+        .unwrap();
+        assert_eq!(first.permission_requests[0].origin.as_deref(), Some("here"));
     }
 
     /// A hook event looks for its session's pending requests through the partial index only,

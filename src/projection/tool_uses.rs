@@ -82,6 +82,8 @@ const COLUMNS: &str = "id, session_id, mission_id, tool_use_id, request_id, tool
 static TABLE: Table = Table {
     name: "tool_uses",
     columns: COLUMNS,
+    computed: "",
+    key: "opened_sequence",
     by_order: None,
     pruned: "tool_uses_pruned",
 };

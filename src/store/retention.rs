@@ -164,11 +164,26 @@ const PRUNED_SESSIONS: &str = "INSERT INTO pruned_sessions (session_id, last_ses
      SET last_session_sequence = MAX(last_session_sequence, excluded.last_session_sequence)";
 
 /// Marks the rows of `{table}` opened by the events a step prunes (those after the previous
-/// boundary), read through the table's index on `opened_sequence`.
+/// boundary), read through the table's key or index on `{key}`, the opening event's sequence.
 const PRUNED_OPENINGS: &str = "UPDATE {table} SET opening_pruned = 1
-     WHERE opened_sequence <= ?1
-       AND opened_sequence > COALESCE((SELECT CAST(value AS INTEGER) FROM meta
-                                       WHERE key = 'pruned_through_sequence'), 0)";
+     WHERE {key} <= ?1
+       AND {key} > COALESCE((SELECT CAST(value AS INTEGER) FROM meta
+                             WHERE key = 'pruned_through_sequence'), 0)";
+
+/// The tables whose rows outlive the events that opened them, found by session through those
+/// events ([`crate::projection::of_session`]), each with the column of its opening event's
+/// sequence.
+const OPENED: [(&str, &str); 3] = [
+    ("tool_uses", "opened_sequence"),
+    ("missions", "opened_sequence"),
+    ("permission_requests", "sequence"),
+];
+
+fn pruned_openings(table: &str, key: &str) -> String {
+    PRUNED_OPENINGS
+        .replace("{table}", table)
+        .replace("{key}", key)
+}
 
 /// The payload fields a session's events shared go when its last event does (a session's
 /// `session_sequence` and `sequence` rise together: the writer numbers both).
@@ -187,10 +202,11 @@ const PRUNED_SHARED: &str = "DELETE FROM payload_shared
 /// 5,000,000 events, against 0.5 ms for the range).
 fn delete_through(tx: &Connection, through: i64) -> rusqlite::Result<i64> {
     tx.execute(PRUNED_SESSIONS, [through])?;
-    // The tool uses and missions these events opened outlive them: their sessions find them
-    // through `tool_uses_pruned` and `missions_pruned` from now on (`projection::of_session`).
-    for table in ["tool_uses", "missions"] {
-        tx.execute(&PRUNED_OPENINGS.replace("{table}", table), [through])?;
+    // The tool uses, missions and permission requests these events opened outlive them:
+    // their sessions find them through `tool_uses_pruned`, `missions_pruned` and
+    // `permission_requests_pruned` from now on (`projection::of_session`).
+    for (table, key) in OPENED {
+        tx.execute(&pruned_openings(table, key), [through])?;
     }
     tx.execute(
         "UPDATE meta SET value = CAST(MAX(CAST(value AS INTEGER), ?1) AS TEXT)
@@ -227,19 +243,14 @@ mod tests {
             );
             assert!(!plan.contains("(session_id>?)"), "{plan}");
         }
-        // The tool uses and missions a step's events opened: their range of the order's key or
-        // index, not every row.
-        for (table, step) in [
-            (
-                "tool_uses",
-                "tool_uses USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
-            ),
-            (
-                "missions",
-                "missions_by_order (opened_sequence>? AND opened_sequence<?)",
-            ),
-        ] {
-            let plan = plan(&PRUNED_OPENINGS.replace("{table}", table));
+        // The tool uses, missions and permission requests a step's events opened: their range
+        // of the order's key or index, not every row.
+        for ((table, key), step) in OPENED.into_iter().zip([
+            "tool_uses USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
+            "missions_by_order (opened_sequence>? AND opened_sequence<?)",
+            "permission_requests USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
+        ]) {
+            let plan = plan(&pruned_openings(table, key));
             assert!(plan.contains(step), "{plan}");
         }
     }

@@ -358,6 +358,53 @@ async fn tool_uses_outlive_their_events(app: &common::TestApp, fully: &str) {
             assert_eq!(listed, stored, "{query}");
         }
     }
+    // And each session's permission requests, page after page, in a state or not (migration
+    // 0035: through the session's events, the pruned ones through their own index).
+    let requesters: Vec<(String, i64)> = db
+        .prepare(
+            "SELECT session_id, COUNT(opening_pruned) FROM permission_requests
+             GROUP BY session_id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        requesters.iter().any(|(_, pruned)| *pruned > 0),
+        "a request whose opening event was pruned: {requesters:?}"
+    );
+    for (session, _) in &requesters {
+        for (filter, state) in [("", ""), ("&state=allowed", "AND state = 'allowed'")] {
+            let mut listed = Vec::new();
+            let mut before = String::new();
+            loop {
+                let (status, page) = app
+                    .get(&format!(
+                        "/permission-requests?session={session}{filter}&limit=2{before}"
+                    ))
+                    .await;
+                assert_eq!(status, StatusCode::OK, "{page}");
+                let rows = page["permissionRequests"].as_array().unwrap();
+                listed.extend(
+                    rows.iter()
+                        .map(|r| r["requestId"].as_str().unwrap().to_string()),
+                );
+                match page["nextBefore"].as_i64() {
+                    Some(next) => before = format!("&before={next}"),
+                    None => break,
+                }
+            }
+            let stored = ids(
+                &format!(
+                    "SELECT request_id FROM permission_requests WHERE session_id = ?1 {state}
+                     ORDER BY sequence DESC"
+                ),
+                session,
+            );
+            assert_eq!(listed, stored, "{session}{filter}");
+        }
+    }
     let missions = ids(
         "SELECT DISTINCT mission_id FROM tool_uses WHERE session_id = ?1 AND mission_id IS NOT NULL",
         fully,
@@ -610,8 +657,10 @@ async fn pruning_everything_leaves_the_live_tables_and_the_snapshot_file_equal_t
     post(format!("/alerts/{alert}/ack"), json!({"by": "me"})).await;
 
     // What each event changed and the mission it answered with (`agent_changes`), and its
-    // search text (`search_text`), belong to its history and go with it. A tool use or a
-    // mission only notes that its opening event went (`opening_pruned`, its last column).
+    // search text (`search_text`), belong to its history and go with it. A tool use, a
+    // mission or a permission request only notes that its opening event went
+    // (`opening_pruned`, its last column).
+    let opened = ["tool_uses: ", "missions: ", "permission_requests: "];
     let kept = |rows: Vec<String>| -> Vec<String> {
         rows.into_iter()
             .filter(|row| {
@@ -619,12 +668,10 @@ async fn pruning_everything_leaves_the_live_tables_and_the_snapshot_file_equal_t
                     .iter()
                     .any(|table| row.starts_with(table))
             })
-            .map(
-                |row| match row.starts_with("tool_uses: ") || row.starts_with("missions: ") {
-                    true => row[..row.rfind(" | ").unwrap()].to_string(),
-                    false => row,
-                },
-            )
+            .map(|row| match opened.iter().any(|t| row.starts_with(t)) {
+                true => row[..row.rfind(" | ").unwrap()].to_string(),
+                false => row,
+            })
             .collect()
     };
     let before = dump_projections(&app.db());
@@ -640,7 +687,7 @@ async fn pruning_everything_leaves_the_live_tables_and_the_snapshot_file_equal_t
     let conn = app.db();
     let after = dump_projections(&conn);
     assert_eq!(kept(after.clone()), live, "the live tables are untouched");
-    for table in ["tool_uses: ", "missions: "] {
+    for table in opened {
         let rows: Vec<&String> = after.iter().filter(|r| r.starts_with(table)).collect();
         assert!(!rows.is_empty(), "{table}");
         assert!(rows.iter().all(|r| r.ends_with(" | 1")), "{rows:?}");

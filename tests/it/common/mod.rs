@@ -482,10 +482,24 @@ fn payloads_whole(conn: &Connection, condition: &str) {
     }
 }
 
+/// Puts a database back as schema 34 left it (before migration 0035): permission requests
+/// indexed by session, without `opening_pruned`; for tests that simulate an older hooklog's
+/// file.
+pub fn as_schema_34(conn: &Connection) {
+    conn.execute_batch(
+        "DROP INDEX permission_requests_pruned;
+         ALTER TABLE permission_requests DROP COLUMN opening_pruned;
+         CREATE INDEX permission_requests_session ON permission_requests (session_id, sequence);
+         PRAGMA user_version = 34;",
+    )
+    .unwrap();
+}
+
 /// Puts a database back as schema 33 left it (before migration 0034): a session's details in
 /// its `sessions` row (at the end of it, where SQLite adds columns), no `session_details`;
 /// for tests that simulate an older hooklog's file.
 pub fn as_schema_33(conn: &Connection) {
+    as_schema_34(conn);
     conn.execute_batch(
         "ALTER TABLE sessions ADD COLUMN first_event_time TEXT NOT NULL DEFAULT '';
          ALTER TABLE sessions ADD COLUMN cli TEXT;
