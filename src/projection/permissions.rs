@@ -326,11 +326,11 @@ pub fn apply_outcome(conn: &Connection, event: &StoredEvent, view: &View) -> rus
     else {
         return Ok(());
     };
-    conn.prepare_cached(
+    conn.prepare_cached(&format!(
         "UPDATE permission_requests SET state = ?2, closed_at = ?3, closed_by = ?4,
              decided_by = ?5, message = ?6
-         WHERE request_id = ?1 AND state = 'pending'",
-    )?
+         WHERE sequence = {KEY_OF_ID} AND request_id = ?1 AND state = 'pending'"
+    ))?
     .execute(params![
         request,
         state,
@@ -379,9 +379,19 @@ fn row(r: &Row<'_>) -> rusqlite::Result<PermissionRequest> {
     })
 }
 
+/// The key of the request with id `?1` (the id of the event that opened it, whose sequence is
+/// the key): through the events' index of ids, or through `permission_requests_pruned_ids` once
+/// retention has pruned that event (migration 0035). `NULL` when there is none.
+const KEY_OF_ID: &str = "COALESCE(
+         (SELECT sequence FROM events WHERE event_id = ?1),
+         (SELECT sequence FROM permission_requests INDEXED BY permission_requests_pruned_ids
+          WHERE opening_pruned = 1 AND request_id = ?1))";
+
+/// One request by its id ([`KEY_OF_ID`]).
 pub fn get(conn: &Connection, request_id: &str) -> rusqlite::Result<Option<PermissionRequest>> {
     conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM permission_requests WHERE request_id = ?1"
+        "SELECT {COLUMNS} FROM permission_requests
+         WHERE sequence = {KEY_OF_ID} AND request_id = ?1"
     ))?
     .query_row([request_id], row)
     .optional()
@@ -618,6 +628,33 @@ mod tests {
         assert_eq!(page(Some(RequestState::Allowed), None, 10), (vec![3], None));
         assert_eq!(page(Some(RequestState::Denied), None, 10), (vec![7], None));
         assert_eq!(page(None, None, 1), (vec![7], Some(7)));
+        // By id: through the events' index, or once pruned the pruned ones' own index; only
+        // by its own id.
+        let found = |id: &str| get(&conn, id).unwrap().map(|r| r.sequence);
+        assert_eq!(found("r7"), None, "its id is its event's");
+        conn.execute_batch("UPDATE permission_requests SET request_id = 'e7' WHERE sequence = 7")
+            .unwrap();
+        assert_eq!(found("e7"), Some(7));
+        assert_eq!(found("r3"), Some(3), "its event pruned");
+        assert_eq!(found("e8"), None, "an event that opened no request");
+        assert_eq!(found("e9"), None, "r9 is not e9's id");
+        let plan = super::super::filter::plan_of(
+            &conn,
+            &format!(
+                "SELECT {COLUMNS} FROM permission_requests
+                 WHERE sequence = {KEY_OF_ID} AND request_id = ?1"
+            ),
+            ["e7"],
+        );
+        assert!(
+            plan.contains("sqlite_autoindex_events_1 (event_id=?)"),
+            "{plan}"
+        );
+        assert!(
+            plan.contains("permission_requests_pruned_ids (request_id=?)"),
+            "{plan}"
+        );
+        assert!(!plan.contains("SCAN"), "{plan}");
         assert_eq!(page(None, Some(7), 10), (vec![3], None));
         let first = list(
             &conn,

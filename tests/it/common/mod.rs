@@ -483,13 +483,28 @@ fn payloads_whole(conn: &Connection, condition: &str) {
 }
 
 /// Puts a database back as schema 34 left it (before migration 0035): permission requests
-/// indexed by session, without `opening_pruned`; for tests that simulate an older hooklog's
-/// file.
+/// with a unique index on their id and one by session, without `opening_pruned`; for tests
+/// that simulate an older hooklog's file.
 pub fn as_schema_34(conn: &Connection) {
     conn.execute_batch(
-        "DROP INDEX permission_requests_pruned;
-         ALTER TABLE permission_requests DROP COLUMN opening_pruned;
+        "CREATE TABLE permission_requests_34 (
+             sequence INTEGER PRIMARY KEY, request_id TEXT NOT NULL UNIQUE,
+             session_id TEXT NOT NULL, kind TEXT NOT NULL, tool TEXT NOT NULL, input_key TEXT,
+             preview TEXT, opened_at TEXT NOT NULL, waits_until TEXT, state TEXT NOT NULL,
+             closed_at TEXT, closed_by INTEGER, decided_by TEXT, message TEXT);
+         INSERT INTO permission_requests_34
+         SELECT sequence, request_id, session_id, kind, tool, input_key, preview, opened_at,
+                waits_until, state, closed_at, closed_by, decided_by, message
+         FROM permission_requests;
+         PRAGMA legacy_alter_table = ON;
+         DROP TABLE permission_requests;
+         ALTER TABLE permission_requests_34 RENAME TO permission_requests;
+         PRAGMA legacy_alter_table = OFF;
+         CREATE INDEX permission_requests_pending ON permission_requests (session_id)
+             WHERE state = 'pending';
          CREATE INDEX permission_requests_session ON permission_requests (session_id, sequence);
+         CREATE INDEX permission_requests_pending_by_order ON permission_requests (sequence)
+             WHERE state = 'pending';
          PRAGMA user_version = 34;",
     )
     .unwrap();
