@@ -58,7 +58,7 @@ const COLUMNS: &str = "id, session_id, kind, state, prompt, title, summary,
      closed_event_id, started_at, completed_at, opened_sequence";
 
 /// How a session's missions are read ([`super::of_session`]).
-static TABLE: Table = Table {
+pub(super) static TABLE: Table = Table {
     name: "missions",
     columns: COLUMNS,
     computed: "",

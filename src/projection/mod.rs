@@ -66,6 +66,13 @@ pub struct Effects {
     pub mission_id: Option<String>,
 }
 
+/// The tables whose rows outlive the events that opened them, found by session through those
+/// events ([`of_session`]): each one's name and the column holding its opening event's
+/// sequence, by which a prune step marks the rows whose event it deletes.
+pub fn opened_by_events() -> [(&'static str, &'static str); 3] {
+    [&tool_uses::TABLE, &missions::TABLE, &permissions::TABLE].map(|t| (t.name, t.key))
+}
+
 /// Applies one freshly appended event to every projection.
 pub fn apply(conn: &Connection, event: &StoredEvent) -> rusqlite::Result<Effects> {
     apply_to(&Live::new(conn), conn, event)

@@ -114,8 +114,8 @@ impl Scope {
             pruned.push(format!("t.{} >= :from", self.table.key));
         }
         if self.before.is_some() {
-            // The cursor is a tool use's `opened_sequence`, an event of the session; any
-            // other number is placed among the session's events by its sequence.
+            // The cursor is a row's key, an event of the session; any other number is placed
+            // among the session's events by its sequence.
             opened.push(
                 "e.session_sequence < COALESCE(
                      (SELECT session_sequence FROM events

@@ -348,7 +348,7 @@ const COLUMNS: &str = "sequence, request_id, session_id, kind, tool, preview, op
      (SELECT origin FROM events WHERE events.sequence = permission_requests.sequence)";
 
 /// How a session's requests are read ([`super::of_session`], migration 0035): [`COLUMNS`].
-static TABLE: Table = Table {
+pub(super) static TABLE: Table = Table {
     name: "permission_requests",
     columns: "sequence, request_id, session_id, kind, tool, preview, opened_at, state,
      closed_at, closed_by, decided_by, message, waits_until",

@@ -79,7 +79,7 @@ const COLUMNS: &str = "id, session_id, mission_id, tool_use_id, request_id, tool
      duration_ms, opened_sequence";
 
 /// How a session's tool uses are read ([`super::of_session`]).
-static TABLE: Table = Table {
+pub(super) static TABLE: Table = Table {
     name: "tool_uses",
     columns: COLUMNS,
     computed: "",

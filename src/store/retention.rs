@@ -170,15 +170,6 @@ const PRUNED_OPENINGS: &str = "UPDATE {table} SET opening_pruned = 1
        AND {key} > COALESCE((SELECT CAST(value AS INTEGER) FROM meta
                              WHERE key = 'pruned_through_sequence'), 0)";
 
-/// The tables whose rows outlive the events that opened them, found by session through those
-/// events ([`crate::projection::of_session`]), each with the column of its opening event's
-/// sequence.
-const OPENED: [(&str, &str); 3] = [
-    ("tool_uses", "opened_sequence"),
-    ("missions", "opened_sequence"),
-    ("permission_requests", "sequence"),
-];
-
 fn pruned_openings(table: &str, key: &str) -> String {
     PRUNED_OPENINGS
         .replace("{table}", table)
@@ -205,7 +196,7 @@ fn delete_through(tx: &Connection, through: i64) -> rusqlite::Result<i64> {
     // The tool uses, missions and permission requests these events opened outlive them:
     // their sessions find them through `tool_uses_pruned`, `missions_pruned` and
     // `permission_requests_pruned` from now on (`projection::of_session`).
-    for (table, key) in OPENED {
+    for (table, key) in crate::projection::opened_by_events() {
         tx.execute(&pruned_openings(table, key), [through])?;
     }
     tx.execute(
@@ -245,7 +236,7 @@ mod tests {
         }
         // The tool uses, missions and permission requests a step's events opened: their range
         // of the order's key or index, not every row.
-        for ((table, key), step) in OPENED.into_iter().zip([
+        for ((table, key), step) in crate::projection::opened_by_events().into_iter().zip([
             "tool_uses USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
             "missions_by_order (opened_sequence>? AND opened_sequence<?)",
             "permission_requests USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
