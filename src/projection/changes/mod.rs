@@ -10,6 +10,7 @@
 //! prunes its changes too (`store::retention`).
 
 use crate::event::StoredEvent;
+use foldhash::HashMap;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -109,12 +110,17 @@ const INSERT: &str = "INSERT INTO agent_changes (sequence, mission, answered, ch
 /// split into its shape and values ([`shape`]) where it can be, and naming its mission, which
 /// must be saved, by the sequence that opened it.
 pub fn save(conn: &Connection, row: &ChangeRow) -> rusqlite::Result<()> {
+    save_with(conn, row, &mut Keys::default())
+}
+
+/// [`save`], looking up the row's shape id and its mission's sequence in `keys` first.
+pub fn save_with(conn: &Connection, row: &ChangeRow, keys: &mut Keys) -> rusqlite::Result<()> {
     let (changes, shape) = match shape::split(&row.changes) {
-        Some((shape, values)) => (values, Some(shape_id(conn, &shape)?)),
+        Some((shape, values)) => (values, Some(keys.shape_id(conn, shape)?)),
         None => (row.changes.clone(), None),
     };
     let mission = match &row.mission_id {
-        Some(id) => Some(opened_sequence(conn, id)?),
+        Some(id) => Some(keys.opened_sequence(conn, id)?),
         None => None,
     };
     conn.prepare_cached(INSERT)?.execute(params![
@@ -125,6 +131,54 @@ pub fn save(conn: &Connection, row: &ChangeRow) -> rusqlite::Result<()> {
         shape
     ])?;
     Ok(())
+}
+
+/// The keys a change row is saved with, remembered as SQL has them: each shape's id in
+/// `change_shapes` and each mission's opened sequence. Nearly every hook event's row has a
+/// shape seen before and the mission of the event before it. Holding them is only right while
+/// the rows they came from are in the file: whoever holds them lets go of them when a
+/// transaction that may have written those rows is rolled back, or another connection writes.
+#[derive(Default)]
+pub struct Keys {
+    shapes: HashMap<String, i64>,
+    missions: HashMap<String, i64>,
+}
+
+/// Shapes, and missions, held at most; past it the map is let go of and read again as needed.
+const MAX_KEYS: usize = 4_096;
+
+impl Keys {
+    /// The id of `shape`'s row in `change_shapes`, written the first time it is seen.
+    fn shape_id(&mut self, conn: &Connection, shape: String) -> rusqlite::Result<i64> {
+        if let Some(id) = self.shapes.get(&shape) {
+            return Ok(*id);
+        }
+        let id = shape_id(conn, &shape)?;
+        hold(&mut self.shapes, shape, id);
+        Ok(id)
+    }
+
+    /// The sequence of the event that opened mission `id` ([`opened_sequence`]).
+    fn opened_sequence(&mut self, conn: &Connection, id: &str) -> rusqlite::Result<i64> {
+        if let Some(sequence) = self.missions.get(id) {
+            return Ok(*sequence);
+        }
+        let sequence = opened_sequence(conn, id)?;
+        hold(&mut self.missions, id.to_string(), sequence);
+        Ok(sequence)
+    }
+
+    pub fn clear(&mut self) {
+        self.shapes.clear();
+        self.missions.clear();
+    }
+}
+
+fn hold(map: &mut HashMap<String, i64>, key: String, value: i64) {
+    if map.len() >= MAX_KEYS {
+        map.clear();
+    }
+    map.insert(key, value);
 }
 
 /// The sequence of the event that opened mission `id`, by which a change row names it. A

@@ -39,8 +39,9 @@ impl Changes {
         for tool in &self.tools {
             tool_uses::save_with(&mut save, tool)?;
         }
+        let mut keys = changes::Keys::default();
         for row in &self.changes {
-            changes::save(conn, row)?;
+            changes::save_with(conn, row, &mut keys)?;
         }
         Ok(())
     }

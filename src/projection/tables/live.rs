@@ -1,7 +1,7 @@
 //! [`Live`]: the [`Tables`] as the SQL tables themselves, read and written at once (the
 //! writer's), optionally with its session rows and call index held in memory.
 
-use super::{Calls, Result, SessionRows, Tables};
+use super::{Calls, Known, Result, SessionRows, Tables};
 use crate::event::StoredEvent;
 use crate::projection::alerts;
 use crate::projection::changes::{self, ChangeRow};
@@ -14,11 +14,12 @@ use serde_json::Value;
 use std::cell::RefCell;
 
 /// The SQL tables themselves; with [`Live::holding`], all but the session rows, and with the
-/// sessions' calls held in memory.
+/// sessions' calls, heroes and change rows' keys held in memory.
 pub struct Live<'c> {
     conn: &'c Connection,
     sessions: Option<&'c RefCell<SessionRows>>,
     calls: Option<&'c RefCell<Calls>>,
+    known: Option<&'c RefCell<Known>>,
 }
 
 impl<'c> Live<'c> {
@@ -27,21 +28,25 @@ impl<'c> Live<'c> {
             conn,
             sessions: None,
             calls: None,
+            known: None,
         }
     }
 
     /// The SQL tables, but the session rows are changed in `sessions` (the writer's), which
     /// the caller writes with [`SessionRows::flush`] before anything reads `sessions` through
-    /// SQL; and calls are found through `calls` (the writer's).
+    /// SQL; calls are found through `calls`, and heroes and change rows' keys through `known`
+    /// (the writer's).
     pub fn holding(
         conn: &'c Connection,
         sessions: &'c RefCell<SessionRows>,
         calls: &'c RefCell<Calls>,
+        known: &'c RefCell<Known>,
     ) -> Live<'c> {
         Live {
             conn,
             sessions: Some(sessions),
             calls: Some(calls),
+            known: Some(known),
         }
     }
 }
@@ -70,11 +75,18 @@ impl Tables for Live<'_> {
     }
 
     fn hero(&self, session: &str) -> Result<Option<Hero>> {
-        heroes::by_session(self.conn, session)
+        match self.known {
+            Some(known) => known.borrow_mut().hero(self.conn, session),
+            None => heroes::by_session(self.conn, session),
+        }
     }
 
     fn save_hero(&self, hero: Hero) -> Result<()> {
-        heroes::save(self.conn, &hero)
+        heroes::save(self.conn, &hero)?;
+        if let Some(known) = self.known {
+            known.borrow_mut().saved_hero(hero);
+        }
+        Ok(())
     }
 
     fn mission(&self, session: &str, id: &str) -> Result<Option<Mission>> {
@@ -120,6 +132,10 @@ impl Tables for Live<'_> {
     }
 
     fn changes(&self, event: &StoredEvent, row: ChangeRow) -> Result<()> {
-        changes::save(self.conn, &row.compacted(event))
+        let row = row.compacted(event);
+        match self.known {
+            Some(known) => changes::save_with(self.conn, &row, known.borrow_mut().keys()),
+            None => changes::save(self.conn, &row),
+        }
     }
 }

@@ -12,8 +12,8 @@
 //! Both answer every question exactly as the SQL tables would at that point of the log; the
 //! live-equals-rebuild tests compare the two on every fixture and on a large mixed log.
 //!
-//! `live.rs` has [`Live`], with the writer's [`SessionRows`] (`session_rows.rs`) and
-//! [`Calls`] (`calls.rs`); `cached.rs` has [`Cached`], which keeps each session's rows in a
+//! `live.rs` has [`Live`], with the writer's [`SessionRows`] (`session_rows.rs`), [`Calls`]
+//! (`calls.rs`) and [`Known`] (`known.rs`); `cached.rs` has [`Cached`], which keeps each session's rows in a
 //! shard (`shard.rs`), reads the rest through a [`Backing`] (`backing.rs`) and hands what
 //! changed out as [`Changes`] (`changed.rs`).
 
@@ -21,6 +21,7 @@ mod backing;
 mod cached;
 mod calls;
 mod changed;
+mod known;
 mod live;
 mod session_rows;
 mod shard;
@@ -29,6 +30,7 @@ pub use backing::Backing;
 pub use cached::{Cached, FLUSH_EVERY};
 pub use calls::Calls;
 pub use changed::Changes;
+pub use known::Known;
 pub use live::Live;
 pub use session_rows::SessionRows;
 

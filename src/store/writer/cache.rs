@@ -1,10 +1,10 @@
 //! What the writer holds about sessions between events and batches: each session's last
-//! `session_sequence`, its `sessions` row, its tool calls and the ids of its shared payload
-//! fields' rows. Holding them saves reading them for every event; [`SessionCache`] is where
+//! `session_sequence`, its `sessions` row, its tool calls, its hero, the ids of its shared
+//! payload fields' rows, and the keys change rows are saved with. Holding them saves reading them for every event; [`SessionCache`] is where
 //! they are begun, kept, undone, written and let go of, so that nothing else has to know when
 //! they go stale.
 
-use crate::projection::tables::{Calls, Live, SessionRows};
+use crate::projection::tables::{Calls, Known, Live, SessionRows};
 use crate::store::read;
 use rusqlite::{Connection, OptionalExtension};
 use std::cell::RefCell;
@@ -31,6 +31,9 @@ pub(super) struct SessionCache {
     /// The tool calls of the sessions the batches touched (`projection::tables::Calls`), kept
     /// on the same terms as `heads` and let go of when a request is undone.
     pub(super) calls: RefCell<Calls>,
+    /// The heroes and change rows' keys the batches read and saved
+    /// (`projection::tables::Known`), kept on the same terms as `calls`.
+    pub(super) known: RefCell<Known>,
     /// The `payload_shared` rows of the sessions the batches touched: session, then fields,
     /// then the row's id (`event::shared`). Kept on the same terms as `heads`.
     shared: HashMap<String, HashMap<String, i64>>,
@@ -52,6 +55,7 @@ impl SessionCache {
             || self.heads.len() > MAX_HELD_SESSIONS
             || self.rows.get_mut().held() > MAX_HELD_SESSIONS
             || self.calls.get_mut().held() > MAX_HELD_SESSIONS
+            || self.known.get_mut().held() > MAX_HELD_SESSIONS
             || self.shared.len() > MAX_HELD_SESSIONS
         {
             self.forget();
@@ -66,6 +70,7 @@ impl SessionCache {
         self.heads.clear();
         self.rows.get_mut().clear();
         self.calls.get_mut().clear();
+        self.known.get_mut().clear();
         self.shared.clear();
         self.data_version = None;
     }
@@ -85,13 +90,14 @@ impl SessionCache {
         self.rows.get_mut().keep_request();
     }
 
-    /// Undoes the request's changes to the held session rows. Some counts, calls and shared
-    /// fields' ids were for rows just undone: they are let go of, and the next event asks the
-    /// file again.
+    /// Undoes the request's changes to the held session rows. Some counts, calls, heroes, keys
+    /// and shared fields' ids were for rows just undone: they are let go of, and the next event
+    /// asks the file again.
     pub(super) fn undo_request(&mut self) {
         self.rows.get_mut().undo_request();
         self.heads.clear();
         self.calls.get_mut().clear();
+        self.known.get_mut().clear();
         self.shared.clear();
     }
 
@@ -154,7 +160,7 @@ impl SessionCache {
 
     /// The projections' tables over `conn`, with the session rows and calls held here.
     pub(super) fn tables<'c>(&'c self, conn: &'c Connection) -> Live<'c> {
-        Live::holding(conn, &self.rows, &self.calls)
+        Live::holding(conn, &self.rows, &self.calls, &self.known)
     }
 }
 

@@ -294,3 +294,79 @@ fn a_refused_request_takes_its_shared_fields_row_with_it_and_the_next_event_writ
         .unwrap();
     assert_eq!(rows, 1, "one row for session n's fields");
 }
+
+#[test]
+fn the_heroes_and_change_keys_held_equal_the_file_after_a_refused_request_and_another_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = writer(&dir);
+    let hero = |writer: &mut WriterThread| {
+        let read = projection::heroes::by_session(writer.conn(), "s").unwrap();
+        let held = writer.sessions().known.borrow().held_hero("s").cloned();
+        (held, read.expect("session s has a hero"))
+    };
+    commit(
+        &mut writer,
+        vec![vec![
+            hook("e1", "SessionStart", None),
+            hook("e2", "UserPromptSubmit", None),
+        ]],
+    );
+    let (held, read) = hero(&mut writer);
+    assert_eq!((read.mission_count, read.state.as_str()), (1, "active"));
+    assert_eq!(held.as_ref(), Some(&read));
+
+    // A request opens a second mission, then is refused (e1's id, other content): the hero
+    // held goes back to the file's, and the next request's change row names the first
+    // mission, not the one the refusal took back.
+    let outcomes = commit(
+        &mut writer,
+        vec![
+            vec![
+                hook("e3", "Stop", None),
+                hook("e4", "UserPromptSubmit", None),
+                NewEvent {
+                    payload: r#"{"other":1}"#.into(),
+                    ..hook("e1", "SessionStart", None)
+                },
+            ],
+            vec![hook("e5", "PreToolUse", Some("call-a"))],
+        ],
+    );
+    assert!(matches!(outcomes[0], Err(AppendError::Conflict { .. })));
+    assert!(outcomes[1].is_ok());
+    let (held, read) = hero(&mut writer);
+    assert_eq!(held.as_ref(), Some(&read));
+    assert_eq!((read.mission_count, read.state.as_str()), (1, "active"));
+    let conn = writer.conn();
+    let first: String = conn
+        .query_row("SELECT id FROM missions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(read.active_mission_id.as_deref(), Some(first.as_str()));
+    let named: Vec<Option<String>> = conn
+        .prepare(
+            "SELECT m.id FROM agent_changes c JOIN events e ON e.sequence = c.sequence
+             LEFT JOIN missions m ON m.opened_sequence = c.mission WHERE e.event_id = 'e5'",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(named, [Some(first)]);
+
+    // Someone else edits the hero by hand: the next event starts from their row.
+    Connection::open(dir.path().join("w.db"))
+        .unwrap()
+        .execute(
+            "UPDATE heroes SET faction = 'theirs' WHERE session_id = 's'",
+            [],
+        )
+        .unwrap();
+    commit(
+        &mut writer,
+        vec![vec![hook("e6", "PostToolUse", Some("call-a"))]],
+    );
+    let (held, read) = hero(&mut writer);
+    assert_eq!(read.faction.as_deref(), Some("theirs"));
+    assert_eq!(held.as_ref(), Some(&read));
+}
