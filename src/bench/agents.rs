@@ -9,6 +9,7 @@ use super::Server;
 use super::ingest::{IngestArgs, Report, stats};
 use super::sessions::Session;
 use super::stages::Scrape;
+use crate::store::stats::StatsSnapshot;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -78,60 +79,109 @@ pub(super) struct HookLoad {
 struct Board {
     ready: tokio::sync::Mutex<mpsc::UnboundedReceiver<Session>>,
     give_back: mpsc::UnboundedSender<Session>,
-    /// Events handed out so far; none past `events`.
+    /// Events handed out so far; none past `limit`.
     taken: AtomicUsize,
+    /// Events the step running may hand out, counted from the first step's first.
+    limit: AtomicUsize,
     /// Sessions made so far (the next one's number).
     made: AtomicUsize,
     done: AtomicUsize,
-    /// When each `window`th event was answered.
-    marks: Mutex<Vec<Instant>>,
-    started: Instant,
+    /// The load's running time before the step running began, and when it began.
+    clock: Mutex<(Duration, Instant)>,
+    /// The load's running time when each `window`th event was answered.
+    marks: Mutex<Vec<Duration>>,
+}
+
+impl Board {
+    /// How long the load has been running: its steps' times, not the pauses between them.
+    fn running(&self) -> Duration {
+        let (before, began) = *self.clock.lock().expect("clock");
+        before + began.elapsed()
+    }
 }
 
 impl HookLoad {
     pub async fn run(self) -> anyhow::Result<Report> {
+        let events = self.events;
+        let mut load = Paced::new(self)?;
+        load.run_to(events).await?;
+        Ok(load.report())
+    }
+}
+
+/// A [`HookLoad`] run in steps: between two, its sessions wait where they are (each mid-turn,
+/// as an agent's would), and its time does not count. Two paths run in alternating steps see
+/// the same moments of a machine whose speed drifts within seconds.
+pub(super) struct Paced {
+    load: Arc<HookLoad>,
+    board: Arc<Board>,
+    elapsed: Duration,
+    latencies: Vec<Duration>,
+}
+
+impl Paced {
+    fn new(load: HookLoad) -> anyhow::Result<Paced> {
         let (give_back, ready) = mpsc::unbounded_channel();
-        for number in 0..self.sessions.max(1) {
-            give_back.send(Session::new(&self.run, number, self.turns))?;
+        for number in 0..load.sessions.max(1) {
+            give_back.send(Session::new(&load.run, number, load.turns))?;
         }
         let board = Arc::new(Board {
             ready: tokio::sync::Mutex::new(ready),
             give_back,
             taken: AtomicUsize::new(0),
-            made: AtomicUsize::new(self.sessions.max(1)),
+            limit: AtomicUsize::new(0),
+            made: AtomicUsize::new(load.sessions.max(1)),
             done: AtomicUsize::new(0),
+            clock: Mutex::new((Duration::ZERO, Instant::now())),
             marks: Mutex::new(Vec::new()),
-            started: Instant::now(),
         });
-        let this = Arc::new(self);
-        let started = board.started;
-        let workers: Vec<_> = (0..this.connections)
+        Ok(Paced {
+            load: Arc::new(load),
+            board,
+            elapsed: Duration::ZERO,
+            latencies: Vec::new(),
+        })
+    }
+
+    /// Posts the load's events until `events` of them (at most all) have been answered.
+    async fn run_to(&mut self, events: usize) -> anyhow::Result<()> {
+        let board = &self.board;
+        board
+            .limit
+            .store(events.min(self.load.events), Ordering::Relaxed);
+        *board.clock.lock().expect("clock") = (self.elapsed, Instant::now());
+        let workers: Vec<_> = (0..self.load.connections)
             .map(|_| {
-                let (this, board) = (this.clone(), board.clone());
+                let (this, board) = (self.load.clone(), board.clone());
                 tokio::spawn(async move { this.worker(&board).await })
             })
             .collect();
-        let mut latencies = Vec::new();
         for worker in workers {
-            latencies.extend(worker.await??);
+            self.latencies.extend(worker.await??);
         }
-        let elapsed = started.elapsed();
-        let marks = std::mem::take(&mut *board.marks.lock().expect("marks"));
+        self.elapsed = board.running();
+        Ok(())
+    }
+
+    fn report(self) -> Report {
+        let marks = std::mem::take(&mut *self.board.marks.lock().expect("marks"));
         let mut windows = Vec::new();
-        let mut from = started;
+        let mut from = Duration::ZERO;
         for mark in marks {
             windows.push(mark - from);
             from = mark;
         }
-        Ok(Report {
-            events: this.events,
-            elapsed,
-            latencies,
-            window: this.window,
+        Report {
+            events: self.load.events,
+            elapsed: self.elapsed,
+            latencies: self.latencies,
+            window: self.load.window,
             windows,
-        })
+        }
     }
+}
 
+impl HookLoad {
     /// One keep-alive connection: take a ready session, post its next event, wait for the
     /// answer, give the session back (or a new one in its place when it has ended).
     async fn worker(&self, board: &Board) -> anyhow::Result<Vec<Duration>> {
@@ -139,13 +189,18 @@ impl HookLoad {
         let mut sender = super::ingest::connect(&authority).await?;
         let mut latencies = Vec::new();
         loop {
-            let number = board.taken.fetch_add(1, Ordering::Relaxed);
-            if number >= self.events {
+            let limit = board.limit.load(Ordering::Relaxed);
+            let taken = board
+                .taken
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |taken| {
+                    (taken < limit).then_some(taken + 1)
+                });
+            let Ok(number) = taken else {
                 return Ok(latencies);
-            }
+            };
             if self.rate > 0 {
                 let due = Duration::from_secs_f64(number as f64 / f64::from(self.rate));
-                tokio::time::sleep_until((board.started + due).into()).await;
+                tokio::time::sleep(due.saturating_sub(board.running())).await;
             }
             // Every sender is a worker's board handle, so this waits until a session is free.
             let Some(mut session) = board.ready.lock().await.recv().await else {
@@ -191,7 +246,7 @@ impl HookLoad {
             }
             let done = board.done.fetch_add(1, Ordering::Relaxed) + 1;
             if self.window > 0 && done.is_multiple_of(self.window) {
-                board.marks.lock().expect("marks").push(Instant::now());
+                board.marks.lock().expect("marks").push(board.running());
             }
         }
     }
@@ -216,11 +271,18 @@ pub(super) async fn scenario(args: &IngestArgs) -> anyhow::Result<()> {
         "hooklog bench ingest --scenario hooks: {} events per path, {} connections, {} sessions open, {} turns each",
         args.events, args.connections, args.sessions, args.turns
     );
-    let floor = match args.no_floor {
-        true => None,
-        false => Some(measure(args, Path::LogOnly, "floor").await?),
+    // On `--url`'s server the paths share its counters, so they run one after the other.
+    let (floor, hooks) = match (args.no_floor, args.url.is_some() || args.rounds <= 1) {
+        (true, _) => (None, measure(args, Path::Hooks, "hooks").await?),
+        (false, true) => (
+            Some(measure(args, Path::LogOnly, "floor").await?),
+            measure(args, Path::Hooks, "hooks").await?,
+        ),
+        (false, false) => {
+            let (floor, hooks) = alternate(args, args.rounds).await?;
+            (Some(floor), hooks)
+        }
     };
-    let hooks = measure(args, Path::Hooks, "hooks").await?;
     let open = match args.no_pre_only {
         true => None,
         false => Some(measure(args, Path::PreToolUseOnly, "pre").await?),
@@ -237,7 +299,11 @@ pub(super) async fn scenario(args: &IngestArgs) -> anyhow::Result<()> {
         };
         let ms = |r: &Report| r.latency(0.99).as_secs_f64() * 1000.0;
         println!(
-            "\nhooks / log-only floor, same run:\n  events/s: {:.0} / {:.0} = {}\n  p99 ms: {:.2} / {:.2}\n  bytes written per event: {} / {} = {}\n  writer CPU per event: {} / {} = {}\n  server CPU per event: {} / {} = {}",
+            "\nhooks / log-only floor, same run ({}):\n  events/s: {:.0} / {:.0} = {}\n  p99 ms: {:.2} / {:.2}\n  bytes written per event: {} / {} = {}\n  writer CPU per event: {} / {} = {}\n  server CPU per event: {} / {} = {}",
+            match args.url.is_some() || args.rounds <= 1 {
+                true => "one after the other".to_string(),
+                false => format!("{} alternating rounds", args.rounds),
+            },
             hooks.report.rate(),
             floor.report.rate(),
             ratio(hooks.report.rate(), floor.report.rate()),
@@ -278,93 +344,156 @@ fn show(value: Option<f64>, unit: &str) -> String {
     value.map_or("unknown".to_string(), |v| format!("{v:.0}{unit}"))
 }
 
-/// Runs one path on its own server and prints what it measured; the hooks path also runs its
-/// serial pass there.
-async fn measure(args: &IngestArgs, path: Path, run: &str) -> anyhow::Result<Measured> {
-    let mut server = Server::external_or_start(args.url.as_deref(), args.durability)?;
-    let url = server.url();
-    let client = reqwest::Client::new();
-    let before = stats(&client, &url).await?;
-    let stages_before = Scrape::take(&client, &url).await?;
-    let io_before = server.written_bytes();
-    let cpu_before = (server.thread_cpu_seconds(WRITER), server.cpu_seconds());
-    let report = HookLoad {
-        url: url.clone(),
-        path,
-        events: args.events,
-        connections: args.connections,
-        sessions: args.sessions,
-        turns: args.turns,
-        run: format!("{run}-{:06x}", std::process::id()),
-        window: args.window,
-        rate: args.rate,
-    }
-    .run()
-    .await?;
-    let after = stats(&client, &url).await?;
-    let stages = Scrape::take(&client, &url).await?.since(&stages_before);
-    let per_event = |after: Option<f64>, before: Option<f64>, scale: f64| {
-        Some((after? - before?) * scale / args.events.max(1) as f64)
-    };
-    let measured = Measured {
-        events_per_commit: (after.events - before.events) as f64
-            / (after.commits - before.commits).max(1) as f64,
-        written: per_event(
-            server.written_bytes().map(|b| b as f64),
-            io_before.map(|b| b as f64),
-            1.0,
-        ),
-        writer_cpu: per_event(server.thread_cpu_seconds(WRITER), cpu_before.0, 1e6),
-        server_cpu: per_event(server.cpu_seconds(), cpu_before.1, 1e6),
-        rss: server.rss(),
-        report,
-    };
-    println!(
-        "\n{}: {} events, {} connections, {} sessions open",
-        path.label(),
-        args.events,
-        args.connections,
-        args.sessions
-    );
-    measured.report.print(&before, &after);
-    println!(
-        "  {:.1} events per commit; bytes written per event: {}; CPU per event: writer {}, server {}\n  server memory: {}",
-        measured.events_per_commit,
-        show(measured.written, ""),
-        show(measured.writer_cpu, " µs"),
-        show(measured.server_cpu, " µs"),
-        measured.rss.as_deref().unwrap_or("unknown"),
-    );
-    println!("  each event's stages (hooklog_event_stage_seconds):");
-    for line in stages {
-        println!("    {line}");
-    }
-    if path == Path::Hooks && args.serial_events > 0 {
-        let serial = HookLoad {
+/// One path on its own server, from the counters read before its first step.
+struct Measuring {
+    path: Path,
+    server: Server,
+    url: String,
+    client: reqwest::Client,
+    before: StatsSnapshot,
+    stages_before: Scrape,
+    io_before: Option<u64>,
+    cpu_before: (Option<f64>, Option<f64>),
+    load: Paced,
+}
+
+impl Measuring {
+    async fn start(args: &IngestArgs, path: Path, run: &str) -> anyhow::Result<Measuring> {
+        let server = Server::external_or_start(args.url.as_deref(), args.durability)?;
+        let url = server.url();
+        let client = reqwest::Client::new();
+        let before = stats(&client, &url).await?;
+        let stages_before = Scrape::take(&client, &url).await?;
+        let io_before = server.written_bytes();
+        let cpu_before = (server.thread_cpu_seconds(WRITER), server.cpu_seconds());
+        let load = Paced::new(HookLoad {
             url: url.clone(),
             path,
-            events: args.serial_events,
-            connections: 1,
+            events: args.events,
+            connections: args.connections,
             sessions: args.sessions,
             turns: args.turns,
-            run: format!("serial-{:06x}", std::process::id()),
-            window: 0,
-            rate: 0,
-        }
-        .run()
-        .await?;
-        let ms = |p: f64| serial.latency(p).as_secs_f64() * 1000.0;
-        println!(
-            "\nhooks, serial: {} events on one connection, one at a time\n  {:.0} events/s; latency ms p50 {:.2}  p99 {:.2}  max {:.2}",
-            args.serial_events,
-            serial.rate(),
-            ms(0.5),
-            ms(0.99),
-            ms(1.0),
-        );
+            run: format!("{run}-{:06x}", std::process::id()),
+            window: args.window,
+            rate: args.rate,
+        })?;
+        Ok(Measuring {
+            path,
+            server,
+            url,
+            client,
+            before,
+            stages_before,
+            io_before,
+            cpu_before,
+            load,
+        })
     }
-    server.stop();
-    Ok(measured)
+
+    /// Runs the path until `events` of its events have been answered.
+    async fn step(&mut self, events: usize) -> anyhow::Result<()> {
+        self.load.run_to(events).await
+    }
+
+    /// Reads the counters again and prints what the path measured; the hooks path also runs
+    /// its serial pass there.
+    async fn finish(self, args: &IngestArgs) -> anyhow::Result<Measured> {
+        let Measuring {
+            path,
+            mut server,
+            url,
+            client,
+            before,
+            stages_before,
+            io_before,
+            cpu_before,
+            load,
+        } = self;
+        let report = load.report();
+        let after = stats(&client, &url).await?;
+        let stages = Scrape::take(&client, &url).await?.since(&stages_before);
+        let per_event = |after: Option<f64>, before: Option<f64>, scale: f64| {
+            Some((after? - before?) * scale / args.events.max(1) as f64)
+        };
+        let measured = Measured {
+            events_per_commit: (after.events - before.events) as f64
+                / (after.commits - before.commits).max(1) as f64,
+            written: per_event(
+                server.written_bytes().map(|b| b as f64),
+                io_before.map(|b| b as f64),
+                1.0,
+            ),
+            writer_cpu: per_event(server.thread_cpu_seconds(WRITER), cpu_before.0, 1e6),
+            server_cpu: per_event(server.cpu_seconds(), cpu_before.1, 1e6),
+            rss: server.rss(),
+            report,
+        };
+        println!(
+            "\n{}: {} events, {} connections, {} sessions open",
+            path.label(),
+            args.events,
+            args.connections,
+            args.sessions
+        );
+        measured.report.print(&before, &after);
+        println!(
+            "  {:.1} events per commit; bytes written per event: {}; CPU per event: writer {}, server {}\n  server memory: {}",
+            measured.events_per_commit,
+            show(measured.written, ""),
+            show(measured.writer_cpu, " µs"),
+            show(measured.server_cpu, " µs"),
+            measured.rss.as_deref().unwrap_or("unknown"),
+        );
+        println!("  each event's stages (hooklog_event_stage_seconds):");
+        for line in stages {
+            println!("    {line}");
+        }
+        if path == Path::Hooks && args.serial_events > 0 {
+            let serial = HookLoad {
+                url: url.clone(),
+                path,
+                events: args.serial_events,
+                connections: 1,
+                sessions: args.sessions,
+                turns: args.turns,
+                run: format!("serial-{:06x}", std::process::id()),
+                window: 0,
+                rate: 0,
+            }
+            .run()
+            .await?;
+            let ms = |p: f64| serial.latency(p).as_secs_f64() * 1000.0;
+            println!(
+                "\nhooks, serial: {} events on one connection, one at a time\n  {:.0} events/s; latency ms p50 {:.2}  p99 {:.2}  max {:.2}",
+                args.serial_events,
+                serial.rate(),
+                ms(0.5),
+                ms(0.99),
+                ms(1.0),
+            );
+        }
+        server.stop();
+        Ok(measured)
+    }
+}
+
+/// Runs one path on its own server and prints what it measured.
+async fn measure(args: &IngestArgs, path: Path, run: &str) -> anyhow::Result<Measured> {
+    let mut measuring = Measuring::start(args, path, run).await?;
+    measuring.step(args.events).await?;
+    measuring.finish(args).await
+}
+
+/// The floor and the hook path on servers of their own, run in `rounds` alternating steps.
+async fn alternate(args: &IngestArgs, rounds: usize) -> anyhow::Result<(Measured, Measured)> {
+    let mut floor = Measuring::start(args, Path::LogOnly, "floor").await?;
+    let mut hooks = Measuring::start(args, Path::Hooks, "hooks").await?;
+    for round in 1..=rounds {
+        let to = args.events * round / rounds;
+        floor.step(to).await?;
+        hooks.step(to).await?;
+    }
+    Ok((floor.finish(args).await?, hooks.finish(args).await?))
 }
 
 /// The writer thread's name (`store::writer`).

@@ -61,6 +61,12 @@ pub struct IngestArgs {
     /// ingest slows as the log grows.
     #[arg(long, default_value_t = 100_000)]
     pub window: usize,
+    /// In `hooks`, the log-only floor and the hook path, each on a server of its own, post
+    /// their events in this many alternating rounds (a tenth of a run's time each at 30,000
+    /// events): this machine's speed drifts within seconds, and alternating puts both paths in
+    /// the same moments. 1: the floor's whole run, then the hooks' (as with `--url`).
+    #[arg(long, default_value_t = 10)]
+    pub rounds: usize,
     /// Skip the log-only floor in `hooks` (its ratios are then not printed).
     #[arg(long)]
     pub no_floor: bool,
@@ -286,7 +292,7 @@ impl Report {
         let commits = after.commits - before.commits;
         let events = after.events - before.events;
         println!(
-            "  commits: {commits}, {:.1} events per commit on average; writer busy {:.2} s inserting, {:.2} s committing",
+            "  commits: {commits} for {events} events stored, {:.1} events per commit on average; writer busy {:.2} s inserting, {:.2} s committing",
             events as f64 / commits.max(1) as f64,
             (after.apply_micros - before.apply_micros) as f64 / 1e6,
             (after.commit_micros - before.commit_micros) as f64 / 1e6,

@@ -21,6 +21,7 @@ use clap::Subcommand;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Subcommand)]
 pub enum BenchCommand {
@@ -100,7 +101,13 @@ impl Server {
 
     /// [`Server::start`], with more `serve` flags.
     pub fn start_with(durability: Durability, flags: &[&str]) -> anyhow::Result<Server> {
-        let dir = std::env::temp_dir().join(format!("hooklog-bench-{}", std::process::id()));
+        // Numbered: two servers of one bench may run at once (`hooks`' alternating rounds).
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "hooklog-bench-{}-{}",
+            std::process::id(),
+            STARTED.fetch_add(1, Ordering::Relaxed)
+        ));
         std::fs::create_dir_all(&dir)?;
         let command = serve_command(&dir, durability, flags)?;
         Server::spawn(command, dir)

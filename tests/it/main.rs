@@ -8,6 +8,7 @@ mod common;
 mod nats;
 
 mod approvals;
+mod bench_hooks;
 mod bench_scale;
 mod changes;
 mod clients;

@@ -1,0 +1,66 @@
+//! `hooklog bench ingest --scenario hooks` end to end, small: the floor and the hook path on
+//! servers of their own, in alternating rounds, each storing every event it was sent once.
+
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_hooklog");
+
+#[test]
+fn bench_hooks_alternates_the_floor_and_the_hook_path_and_stores_each_event_once() {
+    let output = Command::new(BIN)
+        .args([
+            "bench",
+            "ingest",
+            "--scenario",
+            "hooks",
+            "--events",
+            "900",
+            "--rounds",
+            "3",
+            "--connections",
+            "8",
+            "--sessions",
+            "10",
+            "--serial-events",
+            "0",
+            "--no-pre-only",
+            "--no-open-subagents",
+        ])
+        .env("HOOKLOG_LOG", "warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("same run (3 alternating rounds)"),
+        "{stdout}"
+    );
+    // Each server's own counters: all 900 of its events, none twice, across the rounds.
+    for path in ["log-only floor:", "hooks: raw hook bodies"] {
+        let printed = stdout.split(path).nth(1).expect(path);
+        let commits = printed
+            .lines()
+            .find(|l| l.contains("commits:"))
+            .expect("a commits line");
+        assert!(
+            commits.contains(" for 900 events stored"),
+            "{path} {commits}"
+        );
+    }
+    for ratio in [
+        "events/s:",
+        "bytes written per event:",
+        "writer CPU per event:",
+    ] {
+        let line = stdout
+            .lines()
+            .skip_while(|l| !l.contains("same run"))
+            .find(|l| l.contains(ratio))
+            .expect(ratio);
+        assert!(line.trim_end().ends_with('x'), "{line}");
+    }
+}
