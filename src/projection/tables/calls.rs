@@ -33,6 +33,12 @@ impl Calls {
         Ok(calls.get(call).copied())
     }
 
+    /// A session with no events yet (none in the log, none pruned) is held with no calls,
+    /// without reading them.
+    pub fn none_yet(&mut self, session: &str) {
+        self.sessions.entry(session.to_string()).or_default();
+    }
+
     /// A tool use was saved: a call of a session held becomes its id's latest.
     pub(super) fn saved(&mut self, tool: &ToolUse) {
         if tool.kind == "permission" {

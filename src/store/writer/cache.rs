@@ -113,9 +113,13 @@ impl SessionCache {
             *last += 1;
             return Ok(*last);
         }
-        let next = read::session_head(conn, session)? + 1;
-        self.heads.insert(session.to_string(), next);
-        Ok(next)
+        let head = read::session_head(conn, session)?;
+        if head == 0 {
+            // A session the log has never seen (nor pruned) has no calls to read.
+            self.calls.get_mut().none_yet(session);
+        }
+        self.heads.insert(session.to_string(), head + 1);
+        Ok(head + 1)
     }
 
     /// The id of the session's `payload_shared` row holding `fields`, written the first time a
