@@ -172,6 +172,12 @@ impl Keys {
         self.shapes.clear();
         self.missions.clear();
     }
+
+    /// The shapes held, with their ids.
+    #[cfg(test)]
+    pub fn held_shapes(&self) -> Vec<(String, i64)> {
+        self.shapes.iter().map(|(s, id)| (s.clone(), *id)).collect()
+    }
 }
 
 fn hold(map: &mut HashMap<String, i64>, key: String, value: i64) {

@@ -48,6 +48,12 @@ impl Known {
         self.heroes.get(session)
     }
 
+    /// The change shapes held, with their ids.
+    #[cfg(test)]
+    pub fn held_shapes(&self) -> Vec<(String, i64)> {
+        self.keys.held_shapes()
+    }
+
     /// How many heroes are held.
     pub fn held(&self) -> usize {
         self.heroes.len()

@@ -40,8 +40,9 @@ pub(super) struct SessionCache {
     /// `PRAGMA data_version` when the last batch began, if it committed: the value changes
     /// (at least) whenever another connection commits, which would make the caches above
     /// stale. The writer's own work outside a batch must not change `sessions`, the events'
-    /// session numbering or `payload_shared` without calling [`SessionCache::forget`] (a prune
-    /// step, which deletes pruned sessions' `payload_shared` rows, calls it).
+    /// session numbering, `tool_uses`, `heroes`, `missions`, `change_shapes` or
+    /// `payload_shared` without calling [`SessionCache::forget`] (a prune step, which deletes
+    /// pruned sessions' `payload_shared` rows, calls it; so does a batch run row by row).
     data_version: Option<i64>,
 }
 
@@ -162,7 +163,8 @@ impl SessionCache {
         Ok(id)
     }
 
-    /// The projections' tables over `conn`, with the session rows and calls held here.
+    /// The projections' tables over `conn`, with the session rows, calls, heroes and change
+    /// rows' keys held here.
     pub(super) fn tables<'c>(&'c self, conn: &'c Connection) -> Live<'c> {
         Live::holding(conn, &self.rows, &self.calls, &self.known)
     }

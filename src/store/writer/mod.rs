@@ -14,7 +14,8 @@
 //!   transaction, its requests' savepoints; one request's events (`batch::append`) and a
 //!   coordination command (`batch::decide`);
 //! - `derive`: the search rows of acknowledged events, written after their commit;
-//! - `cache`: the sessions' counters, rows and calls held between events and batches;
+//! - `cache`: the sessions' counters, rows, calls and heroes (and change rows' keys) held
+//!   between events and batches;
 //! - `maintenance`: pruning, positions with JetStream streams, the WAL at shutdown;
 //! - `local`: the same batches on the caller's thread, for a scratch database.
 

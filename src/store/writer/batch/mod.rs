@@ -289,6 +289,11 @@ impl Appender {
             control(&self.conn, "COMMIT")
         });
         self.run = Run::Shared;
+        if run == Run::RowByRow {
+            // That run wrote through the SQL tables alone, past the calls and heroes held:
+            // what it held (new sessions' empty call lists among them) is let go of.
+            self.sessions.forget();
+        }
         match result {
             Ok(()) => Ok(Committed {
                 outcomes,

@@ -354,6 +354,23 @@ fn the_heroes_and_change_keys_held_equal_the_file_after_a_refused_request_and_an
         .unwrap();
     assert_eq!(named, [Some(first)]);
 
+    // The refused Stop's shape went with it (its id is e5's shape's now): a Stop after it
+    // writes the shape again, and every shape held has the id the file gives it.
+    commit(&mut writer, vec![vec![hook("e7", "Stop", None)]]);
+    let held = writer.sessions().known.borrow().held_shapes();
+    assert!(held.len() >= 2, "{held:?}");
+    for (shape, id) in held {
+        let stored: i64 = writer
+            .conn()
+            .query_row(
+                "SELECT id FROM change_shapes WHERE shape = ?1",
+                [&shape],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(stored, id, "{shape}");
+    }
+
     // Someone else edits the hero by hand: the next event starts from their row.
     Connection::open(dir.path().join("w.db"))
         .unwrap()
@@ -364,9 +381,52 @@ fn the_heroes_and_change_keys_held_equal_the_file_after_a_refused_request_and_an
         .unwrap();
     commit(
         &mut writer,
-        vec![vec![hook("e6", "PostToolUse", Some("call-a"))]],
+        vec![vec![hook("e6", "UserPromptSubmit", None)]],
     );
     let (held, read) = hero(&mut writer);
     assert_eq!(read.faction.as_deref(), Some("theirs"));
+    assert_eq!(held.as_ref(), Some(&read));
+}
+
+#[test]
+fn a_batch_run_row_by_row_leaves_nothing_held_that_its_events_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = writer(&dir);
+    // A session row the database refuses sends the batch to its row-by-row run, which
+    // writes through the SQL tables alone; session s is new, and opens a call in it.
+    writer
+        .conn()
+        .execute_batch(
+            "CREATE TRIGGER no_bad BEFORE INSERT ON sessions WHEN NEW.id = 'bad'
+             BEGIN SELECT RAISE(ABORT, 'no bad sessions'); END",
+        )
+        .unwrap();
+    let outcomes = commit(
+        &mut writer,
+        vec![
+            vec![event("b1", "bad", "{}")],
+            vec![
+                hook("e1", "SessionStart", None),
+                hook("e2", "PreToolUse", Some("call-a")),
+            ],
+        ],
+    );
+    assert!(outcomes[0].is_err() && outcomes[1].is_ok());
+    assert_eq!(writer.stats().snapshot().reruns, 1);
+    // The next batch closes the call: it is found, not missed for a call list held empty.
+    commit(
+        &mut writer,
+        vec![vec![hook("e3", "PostToolUse", Some("call-a"))]],
+    );
+    let statuses: Vec<String> = writer
+        .conn()
+        .prepare("SELECT status FROM tool_uses")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(statuses, ["completed"]);
+    let (held, read) = held_and_read(&mut writer);
     assert_eq!(held.as_ref(), Some(&read));
 }
