@@ -117,6 +117,8 @@ pub(super) struct Paced {
     board: Arc<Board>,
     elapsed: Duration,
     latencies: Vec<Duration>,
+    /// Steps run so far.
+    steps: usize,
 }
 
 impl Paced {
@@ -140,6 +142,7 @@ impl Paced {
             board,
             elapsed: Duration::ZERO,
             latencies: Vec::new(),
+            steps: 0,
         })
     }
 
@@ -160,6 +163,7 @@ impl Paced {
             self.latencies.extend(worker.await??);
         }
         self.elapsed = board.running();
+        self.steps += 1;
         Ok(())
     }
 
@@ -395,6 +399,25 @@ impl Measuring {
         self.load.run_to(events).await
     }
 
+    /// Waits until the server's search rows have caught up with its events (at most 30 s),
+    /// so that the work its last step left does not run during the other path's step.
+    async fn settle(&self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let body: serde_json::Value = self
+                .client
+                .get(format!("{}/stats", self.url))
+                .send()
+                .await?
+                .json()
+                .await?;
+            if body["search"]["lagEvents"].as_i64() == Some(0) || Instant::now() > deadline {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
     /// Reads the counters again and prints what the path measured; the hooks path also runs
     /// its serial pass there.
     async fn finish(self, args: &IngestArgs) -> anyhow::Result<Measured> {
@@ -409,6 +432,7 @@ impl Measuring {
             cpu_before,
             load,
         } = self;
+        let steps = load.steps;
         let report = load.report();
         let after = stats(&client, &url).await?;
         let stages = Scrape::take(&client, &url).await?.since(&stages_before);
@@ -429,9 +453,11 @@ impl Measuring {
             report,
         };
         println!(
-            "\n{}: {} events, {} connections, {} sessions open",
+            "\n{}: {} events in {} step{}, {} connections, {} sessions open",
             path.label(),
             args.events,
+            steps,
+            if steps == 1 { "" } else { "s" },
             args.connections,
             args.sessions
         );
@@ -490,7 +516,9 @@ async fn alternate(args: &IngestArgs, rounds: usize) -> anyhow::Result<(Measured
     let mut hooks = Measuring::start(args, Path::Hooks, "hooks").await?;
     for round in 1..=rounds {
         let to = args.events * round / rounds;
+        hooks.settle().await?;
         floor.step(to).await?;
+        floor.settle().await?;
         hooks.step(to).await?;
     }
     Ok((floor.finish(args).await?, hooks.finish(args).await?))
