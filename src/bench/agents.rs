@@ -229,12 +229,12 @@ impl HookLoad {
                 }
                 Path::LogOnly => ("/events", event.envelope()),
             };
-            let request = hyper::Request::post(uri)
-                .header("host", &authority)
-                .header("content-type", "application/json")
-                .body(Full::new(Bytes::from(body)))?;
             let sent = Instant::now();
             let answered = async {
+                let request = hyper::Request::post(uri)
+                    .header("host", &authority)
+                    .header("content-type", "application/json")
+                    .body(Full::new(Bytes::from(body)))?;
                 let response = sender.send_request(request).await?;
                 let status = response.status();
                 response.into_body().collect().await?;
