@@ -284,24 +284,22 @@ pub fn apply_hook(conn: &Connection, event: &StoredEvent, view: &View) -> rusqli
         ])?;
         Ok(())
     };
-    let closes = closes(&event.event_type);
-    if matches!(closes, Closes::Nothing) {
-        return Ok(());
-    }
+    let call = match closes(&event.event_type) {
+        Closes::Nothing => return Ok(()),
+        Closes::All => None,
+        Closes::Call => Some(view.tool().unwrap_or("unknown")),
+    };
     let pending = pending_in(conn, session)?;
     if pending.is_empty() {
         return Ok(());
     }
     // The call's input as text, only when a request is pending (most events find none).
-    let call = match closes {
-        Closes::Nothing | Closes::All => None,
-        Closes::Call => Some((view.tool().unwrap_or("unknown"), input_key(view))),
-    };
+    let input = call.and_then(|_| input_key(view));
     for (sequence, tool, key) in pending {
-        let answered = match &call {
+        let answered = match call {
             None => true,
             // An event without the input (an older or thinner client) matches by tool alone.
-            Some((t, k)) => *t == tool && (k.is_none() || key.is_none() || *k == key),
+            Some(t) => t == tool && (input.is_none() || key.is_none() || input == key),
         };
         if answered {
             settle(conn, sequence)?;

@@ -34,6 +34,19 @@ fn writer(dir: &tempfile::TempDir) -> WriterThread {
     WriterThread::scratch(conn, true).unwrap()
 }
 
+/// Makes the database refuse a row for session `bad` ('no bad sessions'): a trigger here,
+/// a constraint one day. The session rows are written before `COMMIT`, outside the requests'
+/// savepoints, so it sends a batch to its row-by-row run.
+fn refuse_session_bad(writer: &WriterThread) {
+    writer
+        .conn()
+        .execute_batch(
+            "CREATE TRIGGER no_bad BEFORE INSERT ON sessions WHEN NEW.id = 'bad'
+             BEGIN SELECT RAISE(ABORT, 'no bad sessions'); END",
+        )
+        .unwrap();
+}
+
 type Answer = oneshot::Receiver<Result<Vec<Appended>, AppendError>>;
 
 type DecideAnswer = oneshot::Receiver<Result<Decided, AppendError>>;
@@ -156,13 +169,7 @@ fn a_session_row_the_database_refuses_fails_only_its_own_request() {
     let mut writer = writer(&dir);
     // Something (a constraint one day, a trigger here) refuses one session's row. The rows
     // are written together before `COMMIT`, outside the requests' savepoints.
-    writer
-        .conn()
-        .execute_batch(
-            "CREATE TRIGGER no_bad BEFORE INSERT ON sessions WHEN NEW.id = 'bad'
-             BEGIN SELECT RAISE(ABORT, 'no bad sessions'); END",
-        )
-        .unwrap();
+    refuse_session_bad(&writer);
     let outcomes = commit(
         &mut writer,
         vec![

@@ -394,13 +394,7 @@ fn a_batch_run_row_by_row_leaves_nothing_held_that_its_events_changed() {
     let mut writer = writer(&dir);
     // A session row the database refuses sends the batch to its row-by-row run, which
     // writes through the SQL tables alone; session s is new, and opens a call in it.
-    writer
-        .conn()
-        .execute_batch(
-            "CREATE TRIGGER no_bad BEFORE INSERT ON sessions WHEN NEW.id = 'bad'
-             BEGIN SELECT RAISE(ABORT, 'no bad sessions'); END",
-        )
-        .unwrap();
+    refuse_session_bad(&writer);
     let outcomes = commit(
         &mut writer,
         vec![
