@@ -180,6 +180,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0035_permission_requests_by_events.sql"),
         false,
     ),
+    (
+        "0036_checks_without_lists.sql",
+        include_str!("../migrations/0036_checks_without_lists.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

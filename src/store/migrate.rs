@@ -339,6 +339,108 @@ mod tests {
         }
     }
 
+    /// Migration 0036 writes every CHECK of more than two values as comparisons: a database at
+    /// 35 has none left after it (the texts it replaces matched), no statement that writes a
+    /// hook event's rows builds a temporary b-tree for a check, the checks still refuse what
+    /// they refused, and a connection opened before the migration reads the new schema.
+    #[test]
+    fn checks_of_many_values_become_comparisons_and_still_refuse() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.db");
+        let checks = MIGRATIONS
+            .iter()
+            .position(|(name, _, _)| *name == "0036_checks_without_lists.sql")
+            .unwrap();
+        let mut conn = Connection::open(&path).unwrap();
+        migrate_to(&mut conn, checks);
+        let other = Connection::open(&path).unwrap();
+        let refusal = |conn: &Connection| {
+            conn.execute(
+                "INSERT INTO heroes (id, session_id, cli, cwd, state, mission_count,
+                                     spawned_event_id, spawned_at)
+                 VALUES ('h', 's', 'codex-cli', '/', 'asleep', 0, 'e', 't')",
+                [],
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(
+            refusal(&other).contains("state IN ("),
+            "{}",
+            refusal(&other)
+        );
+        migrate(&mut conn).unwrap();
+
+        // A list of three or more values: `IN (` then two commas before its `)`.
+        let lists: Vec<String> = conn
+            .prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'table'")
+            .unwrap()
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .filter(|(_, sql)| {
+                sql.split("IN (")
+                    .skip(1)
+                    .any(|rest| rest.split(')').next().unwrap().matches(',').count() >= 2)
+            })
+            .map(|(name, _)| name)
+            .collect();
+        assert_eq!(lists, Vec::<String>::new());
+        let ok: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
+        for (table, columns, values, bad) in [
+            (
+                "tool_uses",
+                "id, session_id, tool, kind, status, opened_sequence",
+                "'t', 's', 'Bash', 'bash', ?1, 1",
+                "done",
+            ),
+            (
+                "heroes",
+                "id, session_id, cli, cwd, state, mission_count, spawned_event_id, spawned_at",
+                "'h', 's', 'codex-cli', '/', ?1, 0, 'e', 't'",
+                "asleep",
+            ),
+            (
+                "missions",
+                "id, session_id, kind, state, opened_event_id, started_at, opened_sequence",
+                "'m', 's', 'prompt', ?1, 'e', 't', 1",
+                "paused",
+            ),
+            (
+                "sessions",
+                "id, source, state, first_sequence, last_sequence, event_count, last_event_time",
+                "'s', 'hook', ?1, 1, 1, 1, 't'",
+                "asleep",
+            ),
+        ] {
+            let insert = format!("INSERT INTO {table} ({columns}) VALUES ({values})");
+            let plan: Vec<String> = conn
+                .prepare(&format!("EXPLAIN {insert}"))
+                .unwrap()
+                .query_map([bad], |r| r.get(1))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            assert!(
+                !plan.iter().any(|op| op == "OpenEphemeral"),
+                "{table}: {plan:?}"
+            );
+            let refused = conn.execute(&insert, [bad]).unwrap_err().to_string();
+            assert!(
+                refused.contains("CHECK constraint failed"),
+                "{table}: {refused}"
+            );
+        }
+        assert!(
+            refusal(&other).contains("state = 'idle' OR"),
+            "{}",
+            refusal(&other)
+        );
+    }
+
     /// Applies the first `count` migrations, as a hooklog of that version left the file.
     fn migrate_to(conn: &mut Connection, count: usize) {
         for (number, (_, sql, _)) in MIGRATIONS.iter().enumerate().take(count) {
