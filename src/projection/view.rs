@@ -5,7 +5,18 @@
 //! anything but a non-empty string reads as absent: a projection never refuses an event.
 
 use crate::ingest::hook::ALIASES;
+use foldhash::HashMap;
 use serde_json::{Map, Value};
+use std::sync::LazyLock;
+
+/// Each camelCase name's snake_case alias, by the camelCase name: most lookups are of fields
+/// an event does not have, and each of those asks for the alias.
+static SNAKE: LazyLock<HashMap<&'static str, &'static str>> = LazyLock::new(|| {
+    ALIASES
+        .iter()
+        .map(|(snake, camel, _)| (*camel, *snake))
+        .collect()
+});
 
 pub struct View {
     map: Map<String, Value>,
@@ -28,10 +39,9 @@ impl View {
     /// A field's value by camelCase name, else by its snake_case alias.
     pub fn get(&self, camel: &str) -> Option<&Value> {
         self.map.get(camel).filter(|v| !v.is_null()).or_else(|| {
-            ALIASES
-                .iter()
-                .find(|(_, c, _)| *c == camel)
-                .and_then(|(snake, _, _)| self.map.get(*snake))
+            SNAKE
+                .get(camel)
+                .and_then(|snake| self.map.get(*snake))
                 .filter(|v| !v.is_null())
         })
     }

@@ -20,6 +20,7 @@
 
 use super::stored::{code_of, marker_len, number_end, string_end};
 use serde_json::value::RawValue;
+use std::io::Write;
 use std::sync::LazyLock;
 
 /// The most values a shaped row holds (the `changes_sent` view fills this many).
@@ -88,7 +89,7 @@ pub fn split(stored: &str) -> Option<(String, String)> {
                 }
                 None => return None,
             };
-            shape.extend_from_slice(format!(r#"{{"_":{index}}}"#).as_bytes());
+            write!(shape, r#"{{"_":{index}}}"#).expect("a Vec takes every write");
         }
         at_value = false;
         i = end;

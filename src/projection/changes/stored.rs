@@ -31,6 +31,9 @@
 //! would reorder the fields.
 
 use crate::event::StoredEvent;
+use foldhash::HashMap;
+use std::borrow::Cow;
+use std::sync::LazyLock;
 
 /// What a change row's event and row say, which its stored deltas name by marker.
 pub struct Said<'a> {
@@ -152,10 +155,17 @@ pub const KEYS: [&str; 46] = [
 /// (`e`, `t`, `c`, `h`, `m`, `s`), so a marker never reads as a coded delta.
 pub const CODES: &[u8; 56] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abdfgijklnopqruvwxyz";
 
+/// Each key's code, by the key (every key of every change row is looked up here).
+static CODE_OF: LazyLock<HashMap<&'static [u8], u8>> = LazyLock::new(|| {
+    KEYS.iter()
+        .zip(CODES)
+        .map(|(key, code)| (key.as_bytes(), *code))
+        .collect()
+});
+
 /// The code of a key (its text between the quotes), if it has one.
 pub(super) fn code_of(key: &[u8]) -> Option<&'static [u8]> {
-    let index = KEYS.iter().position(|k| k.as_bytes() == key)?;
-    Some(std::slice::from_ref(&CODES[index]))
+    CODE_OF.get(key).map(std::slice::from_ref)
 }
 
 /// The key a code stands for.
@@ -214,20 +224,24 @@ fn rewrite(
     String::from_utf8(out).expect("values, markers, keys and copied UTF-8 are UTF-8")
 }
 
-/// The said values as they stand between quotes in JSON text.
-struct Text {
-    event_id: String,
-    event_time: String,
-    session_id: Option<String>,
-    hero_id: String,
-    mission_id: Option<String>,
+/// The said values as they stand between quotes in JSON text (as said, unless a character
+/// of one is escaped there).
+struct Text<'a> {
+    event_id: Cow<'a, str>,
+    event_time: Cow<'a, str>,
+    session_id: Option<Cow<'a, str>>,
+    hero_id: Cow<'a, str>,
+    mission_id: Option<Cow<'a, str>>,
 }
 
-impl Text {
-    fn of(said: &Said<'_>) -> Text {
-        let escaped = |s: &str| {
+impl<'a> Text<'a> {
+    fn of(said: &Said<'a>) -> Text<'a> {
+        let escaped = |s: &'a str| -> Cow<'a, str> {
+            if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+                return Cow::Borrowed(s);
+            }
             let quoted = serde_json::to_string(s).expect("a string serializes");
-            quoted[1..quoted.len() - 1].to_string()
+            Cow::Owned(quoted[1..quoted.len() - 1].to_string())
         };
         Text {
             event_id: escaped(said.event_id),
@@ -241,14 +255,14 @@ impl Text {
     /// The marker for a string value's text (between its quotes), if it is a said value.
     fn marker(&self, content: &[u8]) -> Option<Vec<u8>> {
         let is =
-            |said: Option<&String>| said.is_some_and(|s| !s.is_empty() && s.as_bytes() == content);
+            |said: Option<&str>| said.is_some_and(|s| !s.is_empty() && s.as_bytes() == content);
         if is(Some(&self.hero_id)) {
             return Some(br#"{"h":0}"#.to_vec());
         }
-        if is(self.mission_id.as_ref()) {
+        if is(self.mission_id.as_deref()) {
             return Some(br#"{"m":0}"#.to_vec());
         }
-        if is(self.session_id.as_ref()) {
+        if is(self.session_id.as_deref()) {
             return Some(br#"{"c":0}"#.to_vec());
         }
         if is(Some(&self.event_time)) {
