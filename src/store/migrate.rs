@@ -390,33 +390,48 @@ mod tests {
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .unwrap();
         assert_eq!(ok, "ok");
-        for (table, columns, values, bad) in [
+        // As the writer saves rows: an insert that updates the row it meets (both sides check).
+        for (table, checked, columns, values, bad) in [
             (
                 "tool_uses",
+                "status",
                 "id, session_id, tool, kind, status, opened_sequence",
                 "'t', 's', 'Bash', 'bash', ?1, 1",
                 "done",
             ),
             (
                 "heroes",
+                "state",
                 "id, session_id, cli, cwd, state, mission_count, spawned_event_id, spawned_at",
                 "'h', 's', 'codex-cli', '/', ?1, 0, 'e', 't'",
                 "asleep",
             ),
             (
                 "missions",
+                "state",
                 "id, session_id, kind, state, opened_event_id, started_at, opened_sequence",
                 "'m', 's', 'prompt', ?1, 'e', 't', 1",
                 "paused",
             ),
             (
                 "sessions",
+                "state",
                 "id, source, state, first_sequence, last_sequence, event_count, last_event_time",
                 "'s', 'hook', ?1, 1, 1, 1, 't'",
                 "asleep",
             ),
+            (
+                "gaps",
+                "status",
+                "id, platform, account, status, reason, opened_at, opened_event_id, opened_sequence",
+                "'g', 'slack', 'a', ?1, 'r', 't', 'e', 1",
+                "ajar",
+            ),
         ] {
-            let insert = format!("INSERT INTO {table} ({columns}) VALUES ({values})");
+            let insert = format!(
+                "INSERT INTO {table} ({columns}) VALUES ({values})
+                 ON CONFLICT DO UPDATE SET {checked} = ?1"
+            );
             let plan: Vec<String> = conn
                 .prepare(&format!("EXPLAIN {insert}"))
                 .unwrap()

@@ -484,7 +484,8 @@ fn payloads_whole(conn: &Connection, condition: &str) {
 
 /// Puts a database back as schema 34 left it (before migration 0035): permission requests
 /// with a unique index on their id and one by session, without `opening_pruned`; for tests
-/// that simulate an older hooklog's file.
+/// that simulate an older hooklog's file. The CHECKs keep 0036's form (comparisons joined by
+/// OR), which accepts and refuses what schema 34's IN lists did.
 pub fn as_schema_34(conn: &Connection) {
     conn.execute_batch(
         "CREATE TABLE permission_requests_34 (
