@@ -1,40 +1,28 @@
 //! `hooklog bench ingest --scenario hooks` end to end, small: the floor and the hook path on
 //! servers of their own, in alternating rounds, each storing every event it was sent once.
 
-use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_hooklog");
+use crate::common::hooklog_stdout;
 
 #[test]
 fn bench_hooks_alternates_the_floor_and_the_hook_path_and_stores_each_event_once() {
-    let output = Command::new(BIN)
-        .args([
-            "bench",
-            "ingest",
-            "--scenario",
-            "hooks",
-            "--events",
-            "900",
-            "--rounds",
-            "3",
-            "--connections",
-            "8",
-            "--sessions",
-            "10",
-            "--serial-events",
-            "0",
-            "--no-pre-only",
-            "--no-open-subagents",
-        ])
-        .env("HOOKLOG_LOG", "warn")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = hooklog_stdout([
+        "bench",
+        "ingest",
+        "--scenario",
+        "hooks",
+        "--events",
+        "900",
+        "--rounds",
+        "3",
+        "--connections",
+        "8",
+        "--sessions",
+        "10",
+        "--serial-events",
+        "0",
+        "--no-pre-only",
+        "--no-open-subagents",
+    ]);
     assert!(
         stdout.contains("same run (3 alternating rounds)"),
         "{stdout}"

@@ -2,16 +2,15 @@
 //! answers every route it times (a route it cannot read fails the run, as a renamed or broken
 //! route would), and measures backup and `rebuild --check` on the file.
 
-use std::process::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_hooklog");
+use crate::common::hooklog_stdout;
+use std::ffi::OsStr;
 
 #[test]
 fn bench_scale_grows_a_log_in_steps_and_times_every_route() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("scale.db");
-    let output = Command::new(BIN)
-        .args([
+    let stdout = hooklog_stdout(
+        [
             "bench",
             "scale",
             "--steps",
@@ -19,16 +18,10 @@ fn bench_scale_grows_a_log_in_steps_and_times_every_route() {
             "--warm",
             "1",
             "--db",
-        ])
-        .arg(&db)
-        .env("HOOKLOG_LOG", "warn")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
+        ]
+        .map(OsStr::new)
+        .into_iter()
+        .chain([db.as_os_str()]),
     );
     for step in ["at 1500 events", "at 3000 events"] {
         assert!(stdout.contains(step), "{stdout}");

@@ -371,6 +371,23 @@ pub fn assert_gapless(conn: &Connection) -> i64 {
     count
 }
 
+/// Runs the real `hooklog` binary with `args` (its log at `warn`) to its end and gives what it
+/// printed; fails the test, showing both outputs, if it did not exit with success.
+pub fn hooklog_stdout<S: AsRef<std::ffi::OsStr>>(args: impl IntoIterator<Item = S>) -> String {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_hooklog"))
+        .args(args)
+        .env("HOOKLOG_LOG", "warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
 /// The real `hooklog serve` binary as a child process.
 pub struct ServerProcess {
     pub child: std::process::Child,
