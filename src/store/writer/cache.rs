@@ -1,8 +1,8 @@
 //! What the writer holds about sessions between events and batches: each session's last
 //! `session_sequence`, its `sessions` row, its tool calls, its hero, the ids of its shared
-//! payload fields' rows, and the keys change rows are saved with. Holding them saves reading them for every event; [`SessionCache`] is where
-//! they are begun, kept, undone, written and let go of, so that nothing else has to know when
-//! they go stale.
+//! payload fields' rows, and the keys change rows are saved with. Holding them saves reading
+//! them for every event; [`SessionCache`] is where they are begun, kept, undone, written and
+//! let go of, so that nothing else has to know when they go stale.
 
 use crate::projection::tables::{Calls, Known, Live, SessionRows};
 use crate::store::read;
