@@ -185,6 +185,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0036_checks_without_lists.sql"),
         false,
     ),
+    (
+        "0037_heroes_progress_in_sessions.sql",
+        include_str!("../migrations/0037_heroes_progress_in_sessions.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -1,8 +1,13 @@
 //! The `heroes` projection: one hero per agent session (seed 000's model). A hero's id is a
 //! UUIDv5 of its session id, so the same session gets the same hero in every database and
 //! after every rebuild, whichever of its events arrives first.
+//!
+//! A hero's row says what it is (its cli, cwd, tty, model, faction) and where it came from;
+//! what changes as its session goes on, its [`Progress`], is kept in its session's row
+//! (`sessions.hero_state`, `hero_mission_id`, `hero_mission_count`: migration 37), which is
+//! written for every event of the session anyway, so a hook event that moves its hero along
+//! writes no page of `heroes`.
 
-use super::sessions::SessionState;
 use crate::states::states;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, Row, params};
 use serde::Serialize;
@@ -30,17 +35,6 @@ states! {
     }
 }
 
-impl From<HeroState> for SessionState {
-    fn from(state: HeroState) -> SessionState {
-        match state {
-            HeroState::Idle => SessionState::Idle,
-            HeroState::Active => SessionState::Active,
-            HeroState::AwaitingInput => SessionState::AwaitingInput,
-            HeroState::Ended => SessionState::Ended,
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hero {
@@ -58,6 +52,46 @@ pub struct Hero {
     pub spawned_at: String,
 }
 
+/// What of a hero changes as its session goes on: kept in its session's row, not in `heroes`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub state: HeroState,
+    pub active_mission_id: Option<String>,
+    pub mission_count: i64,
+}
+
+impl Hero {
+    pub fn progress(&self) -> Progress {
+        Progress {
+            state: self.state,
+            active_mission_id: self.active_mission_id.clone(),
+            mission_count: self.mission_count,
+        }
+    }
+
+    /// The hero with `progress` (its session row's, which is newer than what SQL has while
+    /// the writer holds that row).
+    pub fn with_progress(mut self, progress: &Progress) -> Hero {
+        self.state = progress.state;
+        self.active_mission_id = progress.active_mission_id.clone();
+        self.mission_count = progress.mission_count;
+        self
+    }
+
+    /// Whether `other` says the same of the hero as its `heroes` row does.
+    pub fn said_as(&self, other: &Hero) -> bool {
+        self.id == other.id
+            && self.session_id == other.session_id
+            && self.cli == other.cli
+            && self.cwd == other.cwd
+            && self.tty == other.tty
+            && self.model == other.model
+            && self.faction == other.faction
+            && self.spawned_event_id == other.spawned_event_id
+            && self.spawned_at == other.spawned_at
+    }
+}
+
 /// A hero as the routes show it: its row, and its session's latest event (every event of a
 /// session is its hero's activity, so the hero's row is not rewritten for each).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,12 +105,18 @@ pub struct HeroView {
     pub last_sequence: i64,
 }
 
-const COLUMNS: &str = "id, session_id, cli, cwd, tty, model, faction, state, active_mission_id,
-     mission_count, spawned_event_id, spawned_at";
+/// The columns of `heroes`.
+const COLUMNS: &str = "id, session_id, cli, cwd, tty, model, faction, spawned_event_id,
+     spawned_at";
 
-/// [`COLUMNS`] of `h`, then its session's latest event, from `heroes h JOIN sessions s`.
-const VIEW: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction, h.state,
-     h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
+/// A [`Hero`] from `heroes h JOIN sessions s`: its row and its progress.
+const HERO: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
+     s.hero_state, s.hero_mission_id, s.hero_mission_count, h.spawned_event_id, h.spawned_at
+     FROM heroes h JOIN sessions s ON s.id = h.session_id";
+
+/// [`HERO`], then its session's latest event.
+const VIEW: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
+     s.hero_state, s.hero_mission_id, s.hero_mission_count, h.spawned_event_id, h.spawned_at,
      s.last_event_time, s.last_sequence
      FROM heroes h JOIN sessions s ON s.id = h.session_id";
 
@@ -84,22 +124,22 @@ const VIEW: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.f
 /// stops once it is full. (Left to itself, with a filter on the hero's state, the planner
 /// read every hero and sorted them.)
 const VIEW_BY_ACTIVITY: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model,
-     h.faction, h.state, h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
-     s.last_event_time, s.last_sequence
+     h.faction, s.hero_state, s.hero_mission_id, s.hero_mission_count, h.spawned_event_id,
+     h.spawned_at, s.last_event_time, s.last_sequence
      FROM sessions s INDEXED BY sessions_by_activity CROSS JOIN heroes h ON h.session_id = s.id";
 
 /// [`VIEW`] from the sessions whose hero is in one live state (`state`: a parameter or a
 /// literal), newest first, through `sessions_heroes_live`: the agents live now, and any killed
-/// without a `SessionEnd` (those stay live for good), keyed by the hero's state
-/// (`sessions.hero_state`, which triggers keep equal to it) and its session's activity, so a
-/// page reads as many as it shows.
+/// without a `SessionEnd` (those stay live for good), keyed by the hero's state (kept in its
+/// session's row, `sessions.hero_state`) and its session's activity, so a page reads as many
+/// as it shows.
 fn view_live(state: &str) -> String {
     format!(
         "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
-         h.state, h.active_mission_id, h.mission_count, h.spawned_event_id, h.spawned_at,
-         s.last_event_time, s.last_sequence
+         s.hero_state, s.hero_mission_id, s.hero_mission_count, h.spawned_event_id,
+         h.spawned_at, s.last_event_time, s.last_sequence
          FROM sessions s INDEXED BY sessions_heroes_live CROSS JOIN heroes h ON h.session_id = s.id
-         WHERE s.hero_state = {state} AND s.hero_state <> 'ended' AND h.state = s.hero_state"
+         WHERE s.hero_state = {state} AND s.hero_state <> 'ended'"
     )
 }
 
@@ -128,10 +168,37 @@ fn view(r: &Row<'_>) -> rusqlite::Result<HeroView> {
     })
 }
 
-/// The hero row of a session, as the projection reads it.
+/// The hero of a session, as the projection reads it (its progress as SQL has it).
 pub fn by_session(conn: &Connection, session_id: &str) -> rusqlite::Result<Option<Hero>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM heroes WHERE id = ?1"))?
+    conn.prepare_cached(&format!("{HERO} WHERE h.id = ?1"))?
         .query_row([hero_id(session_id)], row)
+        .optional()
+}
+
+/// The hero of a session with `progress` (its session row's), reading its row in `heroes`
+/// alone: for the writer, which holds session rows it has not written yet.
+pub fn with_progress_of(
+    conn: &Connection,
+    session_id: &str,
+    progress: &Progress,
+) -> rusqlite::Result<Option<Hero>> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM heroes WHERE id = ?1"))?
+        .query_row([hero_id(session_id)], |r| {
+            Ok(Hero {
+                id: r.get(0)?,
+                session_id: r.get(1)?,
+                cli: r.get(2)?,
+                cwd: r.get(3)?,
+                tty: r.get(4)?,
+                model: r.get(5)?,
+                faction: r.get(6)?,
+                state: progress.state,
+                active_mission_id: progress.active_mission_id.clone(),
+                mission_count: progress.mission_count,
+                spawned_event_id: r.get(7)?,
+                spawned_at: r.get(8)?,
+            })
+        })
         .optional()
 }
 
@@ -161,7 +228,9 @@ fn list_sql(state: Option<HeroState>) -> String {
             format!("{VIEW_BY_ACTIVITY} WHERE ?1 IS NULL ORDER BY s.last_sequence DESC LIMIT ?2")
         }
         Some(HeroState::Ended) => {
-            format!("{VIEW_BY_ACTIVITY} WHERE h.state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2")
+            format!(
+                "{VIEW_BY_ACTIVITY} WHERE s.hero_state = ?1 ORDER BY s.last_sequence DESC LIMIT ?2"
+            )
         }
         Some(_) => format!("{} ORDER BY s.last_sequence DESC LIMIT ?2", view_live("?1")),
     }
@@ -193,27 +262,31 @@ static LIVE_SQL: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// The statement [`save`] runs, prepared once by [`saving`] to write many rows.
+/// The statement [`save_said`] runs, prepared once by [`saving`] to write many rows: a new
+/// hero's row, or what changed in a stored one (nothing is written when nothing did).
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "INSERT INTO heroes ({COLUMNS})
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
-         ON CONFLICT (id) DO UPDATE SET cli = ?3, cwd = ?4, tty = ?5, model = ?6,
-             faction = ?7, state = ?8, active_mission_id = ?9, mission_count = ?10"
+        "INSERT INTO heroes ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT (id) DO UPDATE SET cli = ?3, cwd = ?4, tty = ?5, model = ?6, faction = ?7
+         WHERE cli IS NOT ?3 OR cwd IS NOT ?4 OR tty IS NOT ?5 OR model IS NOT ?6
+            OR faction IS NOT ?7"
     )
 });
 
-/// The prepared statement [`save_with`] runs.
+/// The prepared statement [`save_said_with`] runs.
 pub fn saving(conn: &Connection) -> rusqlite::Result<CachedStatement<'_>> {
     conn.prepare_cached(&SAVE)
 }
 
+/// Writes the hero: its row in `heroes`, and its progress in its session's row, which must
+/// be stored (a hero is made by an event of its session, whose row comes first).
 pub fn save(conn: &Connection, hero: &Hero) -> rusqlite::Result<()> {
-    save_with(&mut saving(conn)?, hero)
+    save_said_with(&mut saving(conn)?, hero)?;
+    save_progress(conn, &hero.session_id, &hero.progress())
 }
 
-/// [`save`] with a statement from [`saving`].
-pub fn save_with(statement: &mut CachedStatement<'_>, hero: &Hero) -> rusqlite::Result<()> {
+/// Writes the hero's row in `heroes` alone, with a statement from [`saving`].
+pub fn save_said_with(statement: &mut CachedStatement<'_>, hero: &Hero) -> rusqlite::Result<()> {
     statement.execute(params![
         hero.id,
         hero.session_id,
@@ -222,13 +295,34 @@ pub fn save_with(statement: &mut CachedStatement<'_>, hero: &Hero) -> rusqlite::
         hero.tty,
         hero.model,
         hero.faction,
-        hero.state,
-        hero.active_mission_id,
-        hero.mission_count,
         hero.spawned_event_id,
         hero.spawned_at,
     ])?;
     Ok(())
+}
+
+/// Writes a hero's progress in its session's stored row.
+pub fn save_progress(
+    conn: &Connection,
+    session: &str,
+    progress: &Progress,
+) -> rusqlite::Result<()> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE sessions SET hero_state = ?2, hero_mission_id = ?3, hero_mission_count = ?4
+             WHERE id = ?1",
+        )?
+        .execute(params![
+            session,
+            progress.state,
+            progress.active_mission_id,
+            progress.mission_count
+        ])?;
+    match changed {
+        1 => Ok(()),
+        // No session row: a hero is only made after its session's, so a bug, never data.
+        n => Err(rusqlite::Error::StatementChangedRows(n)),
+    }
 }
 
 #[cfg(test)]
@@ -244,10 +338,10 @@ mod tests {
         assert_eq!(hero_id("s1"), "hero-2447791c-2a1b-5a88-8ee3-2ad24ec089f4");
     }
 
-    /// A session's `hero_state` is its hero's state whichever row is written first, follows
-    /// the hero's changes and goes with it; the live heroes come newest first across states.
+    /// A hero's progress is kept in its session's row, written with the hero; the hero
+    /// reads back whole; the live heroes come newest first across states.
     #[test]
-    fn a_session_carries_its_heros_state_and_live_heroes_merge_by_activity() {
+    fn a_heros_progress_is_its_sessions_and_live_heroes_merge_by_activity() {
         let conn = Connection::open_in_memory().unwrap();
         crate::migrations::create(&conn).unwrap();
         let session = |id: &str, last: i64| {
@@ -259,7 +353,7 @@ mod tests {
             )
             .unwrap();
         };
-        let hero = |session: &str, state: HeroState| {
+        let hero = |session: &str, state: HeroState, count: i64| {
             let hero = Hero {
                 id: hero_id(session),
                 session_id: session.into(),
@@ -269,43 +363,52 @@ mod tests {
                 model: None,
                 faction: None,
                 state,
-                active_mission_id: None,
-                mission_count: 0,
+                active_mission_id: (count > 0).then(|| format!("mission-{count}")),
+                mission_count: count,
                 spawned_event_id: format!("e-{session}"),
                 spawned_at: "t".into(),
             };
             save(&conn, &hero).unwrap();
+            hero
         };
-        let carried = |session: &str| -> Option<String> {
+        let carried = |session: &str| -> (Option<String>, Option<String>, Option<i64>) {
             conn.query_row(
-                "SELECT hero_state FROM sessions WHERE id = ?1",
+                "SELECT hero_state, hero_mission_id, hero_mission_count FROM sessions
+                 WHERE id = ?1",
                 [session],
-                |r| r.get(0),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .unwrap()
         };
-        // The session first, then its hero; the hero first, then its session.
         session("a", 3);
-        hero("a", HeroState::Idle);
-        hero("b", HeroState::Active);
+        let a = hero("a", HeroState::Idle, 0);
         session("b", 5);
-        assert_eq!(carried("a").as_deref(), Some("idle"));
-        assert_eq!(carried("b").as_deref(), Some("active"));
-        // No hero, no state.
+        hero("b", HeroState::Active, 1);
+        assert_eq!(carried("a"), (Some("idle".into()), None, Some(0)));
+        assert_eq!(
+            carried("b"),
+            (Some("active".into()), Some("mission-1".into()), Some(1))
+        );
+        assert_eq!(by_session(&conn, "a").unwrap(), Some(a));
+        // No hero, no progress.
         session("c", 7);
-        assert_eq!(carried("c"), None);
-        // The hero's changes follow (a save of the same row is an upsert).
-        hero("a", HeroState::AwaitingInput);
-        assert_eq!(carried("a").as_deref(), Some("awaiting_input"));
-        hero("d", HeroState::Active);
+        assert_eq!(carried("c"), (None, None, None));
+        assert_eq!(by_session(&conn, "c").unwrap(), None);
+        // A save of the same hero moves its progress and leaves its row alone when it says
+        // nothing new.
+        let before = conn.total_changes();
+        let a = hero("a", HeroState::AwaitingInput, 2);
+        assert_eq!(conn.total_changes() - before, 1, "the session's row alone");
+        assert_eq!(get(&conn, &a.id).unwrap().unwrap().hero, a);
+        // A hero is made after its session's row: without one, saving it is an error.
+        let orphan = Hero {
+            session_id: "nowhere".into(),
+            id: hero_id("nowhere"),
+            ..a.clone()
+        };
+        assert!(save(&conn, &orphan).is_err());
         session("d", 9);
-        hero("d", HeroState::Ended);
-        assert_eq!(carried("d").as_deref(), Some("ended"));
-        // A hero deleted (an upgrade that replays into new tables restores them) takes its
-        // state with it.
-        conn.execute("DELETE FROM heroes WHERE session_id = 'd'", [])
-            .unwrap();
-        assert_eq!(carried("d"), None);
+        hero("d", HeroState::Ended, 0);
         // Live: newest first over the states, the ended one left out; a limit cuts the merge.
         let ids = |views: Vec<HeroView>| -> Vec<String> {
             views.into_iter().map(|v| v.hero.session_id).collect()

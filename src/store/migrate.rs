@@ -356,9 +356,9 @@ mod tests {
         let other = Connection::open(&path).unwrap();
         let refusal = |conn: &Connection| {
             conn.execute(
-                "INSERT INTO heroes (id, session_id, cli, cwd, state, mission_count,
-                                     spawned_event_id, spawned_at)
-                 VALUES ('h', 's', 'codex-cli', '/', 'asleep', 0, 'e', 't')",
+                "INSERT INTO sessions (id, source, state, first_sequence, last_sequence,
+                                       event_count, last_event_time)
+                 VALUES ('s', 'hook', 'asleep', 1, 1, 1, 't')",
                 [],
             )
             .unwrap_err()
@@ -391,6 +391,7 @@ mod tests {
             .unwrap();
         assert_eq!(ok, "ok");
         // As the writer saves rows: an insert that updates the row it meets (both sides check).
+        // (The hero's state had one too, until 0037 moved it to its session's row.)
         for (table, checked, columns, values, bad) in [
             (
                 "tool_uses",
@@ -398,13 +399,6 @@ mod tests {
                 "id, session_id, tool, kind, status, opened_sequence",
                 "'t', 's', 'Bash', 'bash', ?1, 1",
                 "done",
-            ),
-            (
-                "heroes",
-                "state",
-                "id, session_id, cli, cwd, state, mission_count, spawned_event_id, spawned_at",
-                "'h', 's', 'codex-cli', '/', ?1, 0, 'e', 't'",
-                "asleep",
             ),
             (
                 "missions",
@@ -450,10 +444,112 @@ mod tests {
             );
         }
         assert!(
-            refusal(&other).contains("state = 'idle' OR"),
+            refusal(&other).contains("state = 'active' OR"),
             "{}",
             refusal(&other)
         );
+    }
+
+    /// Migration 0037 moves a hero's state, mission in progress and mission count into its
+    /// session's row: every hero reads back as it was, a session without a hero has none,
+    /// `agents_now` reads them there, and the triggers that kept `hero_state` a copy are gone.
+    #[test]
+    fn a_heros_progress_moves_to_its_sessions_row() {
+        let progress = MIGRATIONS
+            .iter()
+            .position(|(name, _, _)| *name == "0037_heroes_progress_in_sessions.sql")
+            .unwrap();
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, progress);
+        conn.execute_batch(&format!(
+            "INSERT INTO sessions (id, source, state, first_sequence, last_sequence,
+                                   event_count, last_event_time)
+             VALUES ('s1', 'hook', 'active', 1, 4, 4, 't4'), ('s2', 'hook', 'idle', 2, 3, 2, 't3'),
+                    ('s3', 'api', 'active', 5, 5, 1, 't5');
+             INSERT INTO heroes (id, session_id, cli, cwd, state, active_mission_id,
+                                 mission_count, spawned_event_id, spawned_at)
+             VALUES ('{}', 's1', 'claude-code', '/w', 'active', 'mission-e3', 2, 'e1', 't1'),
+                    ('{}', 's2', 'codex-cli', '/', 'ended', NULL, 0, 'e2', 't2');
+             INSERT INTO missions (id, session_id, kind, state, title, opened_event_id,
+                                   started_at, opened_sequence)
+             VALUES ('mission-e3', 's1', 'prompt', 'active', 'fix it', 'e3', 't3', 3);",
+            projection::heroes::hero_id("s1"),
+            projection::heroes::hero_id("s2"),
+        ))
+        .unwrap();
+        let before: Vec<Option<String>> = ["s1", "s2", "s3"]
+            .iter()
+            .map(|s| {
+                conn.query_row("SELECT hero_state FROM sessions WHERE id = ?1", [s], |r| {
+                    r.get(0)
+                })
+                .unwrap()
+            })
+            .collect();
+        migrate(&mut conn).unwrap();
+        let progress = |session: &str| -> (Option<String>, Option<String>, Option<i64>) {
+            conn.query_row(
+                "SELECT hero_state, hero_mission_id, hero_mission_count FROM sessions
+                 WHERE id = ?1",
+                [session],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap()
+        };
+        assert_eq!(
+            progress("s1"),
+            (Some("active".into()), Some("mission-e3".into()), Some(2))
+        );
+        assert_eq!(progress("s2"), (Some("ended".into()), None, Some(0)));
+        assert_eq!(progress("s3"), (None, None, None));
+        // The states the triggers copied before are the ones moved.
+        assert_eq!(
+            before,
+            [Some("active".to_string()), Some("ended".to_string()), None]
+        );
+        let hero = projection::heroes::by_session(&conn, "s1")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (
+                hero.state,
+                hero.active_mission_id.as_deref(),
+                hero.mission_count
+            ),
+            (projection::heroes::HeroState::Active, Some("mission-e3"), 2)
+        );
+        assert_eq!(
+            (hero.cli.as_str(), hero.cwd.as_str()),
+            ("claude-code", "/w")
+        );
+        let now: Vec<(String, String, Option<String>)> = conn
+            .prepare("SELECT session_id, state, mission FROM agents_now")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            now,
+            [(
+                "s1".to_string(),
+                "active".to_string(),
+                Some("fix it".to_string())
+            )]
+        );
+        let triggers: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'trigger'
+                 AND sql LIKE '%hero_state%'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(triggers, 0);
+        let ok: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
     }
 
     /// Applies the first `count` migrations, as a hooklog of that version left the file.

@@ -14,15 +14,22 @@ use std::collections::BTreeMap;
 /// Bookkeeping tables the debugger view leaves out.
 const HIDDEN: &[&str] = &["claim_actions", "agent_changes"];
 /// Columns that change with every event of a session, or say again what another table's
-/// change line says (a session's `hero_state` is its hero's `state`); left out of the change
-/// lines.
+/// change line says (a session's `hero_*` columns are its hero's progress, shown with the
+/// hero); left out of the change lines.
 const NOISY: &[&str] = &[
     "event_count",
     "last_sequence",
     "last_event_time",
     "updated_at",
     "hero_state",
+    "hero_mission_id",
+    "hero_mission_count",
 ];
+/// A hero's row with its progress (kept in its session's row), as one row of `heroes`.
+const HEROES: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
+     s.hero_state AS state, s.hero_mission_id AS active_mission_id,
+     s.hero_mission_count AS mission_count, h.spawned_event_id, h.spawned_at
+     FROM heroes h JOIN sessions s ON s.id = h.session_id";
 /// The longest value shown, in characters.
 const CLIP: usize = 60;
 
@@ -69,10 +76,11 @@ impl Scratch {
     pub fn rows(&self) -> rusqlite::Result<Rows> {
         let mut out = BTreeMap::new();
         for table in projection::TABLES.iter().filter(|t| !HIDDEN.contains(t)) {
-            let mut statement = self
-                .writer
-                .conn()
-                .prepare_cached(&format!("SELECT * FROM {table}"))?;
+            let sql = match *table {
+                "heroes" => HEROES.to_string(),
+                _ => format!("SELECT * FROM {table}"),
+            };
+            let mut statement = self.writer.conn().prepare_cached(&sql)?;
             let names: Vec<String> = statement
                 .column_names()
                 .iter()

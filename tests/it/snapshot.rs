@@ -147,15 +147,21 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
         .iter()
         .filter(|t| !later.contains(t) && **t != "session_details")
     {
-        // Schema 14's sessions held their details (0034).
+        // Schema 14's sessions held their details (0034), and its heroes their progress
+        // (0037).
         let from = match *table {
             "sessions" => "cut.sessions s JOIN cut.session_details d ON d.session_id = s.id",
+            "heroes" => "cut.heroes h JOIN cut.sessions s ON s.id = h.session_id",
             _ => &format!("cut.{table}"),
         };
         let columns = match *table {
             "sessions" => {
                 "s.*, d.first_event_time, d.cli, d.cwd, d.pane_id, d.tty,
                            d.transcript_path, d.model, d.permission_mode"
+            }
+            "heroes" => {
+                "h.*, s.hero_state AS state, s.hero_mission_id AS active_mission_id,
+                           s.hero_mission_count AS mission_count"
             }
             _ => "*",
         };

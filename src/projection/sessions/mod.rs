@@ -11,6 +11,7 @@ mod record;
 pub use query::{ListFilter, Page, Session, get, list};
 pub use record::{Record, apply, next};
 
+use super::heroes::HeroState;
 use crate::states::states;
 
 states! {
@@ -22,6 +23,17 @@ states! {
         /// A normalized `stuck` event said so (with a reason and a message).
         Stuck = "stuck",
         Ended = "ended",
+    }
+}
+
+impl From<HeroState> for SessionState {
+    fn from(state: HeroState) -> SessionState {
+        match state {
+            HeroState::Idle => SessionState::Idle,
+            HeroState::Active => SessionState::Active,
+            HeroState::AwaitingInput => SessionState::AwaitingInput,
+            HeroState::Ended => SessionState::Ended,
+        }
     }
 }
 

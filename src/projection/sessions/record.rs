@@ -3,6 +3,7 @@
 
 use super::{Compaction, FactoryColumns, Facts, SessionState};
 use crate::event::StoredEvent;
+use crate::projection::heroes::Progress;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
@@ -40,6 +41,10 @@ pub struct Record {
     /// Shown by `GET /factory-sessions/{id}`, not by `GET /sessions`.
     #[serde(skip)]
     pub factory: FactoryColumns,
+    /// Its hero's progress (`None` without a hero), set by the hero projection: shown with
+    /// the hero (`GET /heroes`), not by `GET /sessions`.
+    #[serde(skip)]
+    pub hero: Option<Progress>,
 }
 
 /// The columns of a [`Record`], of `sessions s` and `session_details d` ([`RECORD_FROM`]).
@@ -49,13 +54,13 @@ pub(super) const RECORD_COLUMNS: &str =
      s.first_sequence, s.last_sequence, s.event_count, d.first_event_time, s.last_event_time,
      s.ended_at, s.factory_status, s.result_status, s.run_requested_at, s.started_at,
      s.paused_at, s.resumed_at, s.completed_at, s.run_responded_at, s.source_app, s.compactions,
-     s.last_compact_at, s.origin";
+     s.last_compact_at, s.origin, s.hero_state, s.hero_mission_id, s.hero_mission_count";
 
 /// The tables [`RECORD_COLUMNS`] are read from: a session's row and its details, one each.
 pub(super) const RECORD_FROM: &str = "sessions s JOIN session_details d ON d.session_id = s.id";
 
 /// Columns read after [`RECORD_COLUMNS`] start here.
-pub(super) const AFTER_RECORD: usize = 31;
+pub(super) const AFTER_RECORD: usize = 34;
 
 pub(super) fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
     Ok(Record {
@@ -92,6 +97,14 @@ pub(super) fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
         compactions: r.get(28)?,
         last_compact_at: r.get(29)?,
         origin: r.get(30)?,
+        hero: match r.get(31)? {
+            Some(state) => Some(Progress {
+                state,
+                active_mission_id: r.get(32)?,
+                mission_count: r.get(33)?,
+            }),
+            None => None,
+        },
     })
 }
 
@@ -132,6 +145,7 @@ impl Record {
             last_compact_at: None,
             origin: event.origin.clone(),
             factory: FactoryColumns::default(),
+            hero: None,
         };
         if let Some(change) = &facts.factory {
             record.factory.apply(change);
@@ -223,16 +237,17 @@ impl Record {
                  ended_at = ?11, factory_status = ?12, result_status = ?13,
                  run_requested_at = ?14, started_at = ?15, paused_at = ?16, resumed_at = ?17,
                  completed_at = ?18, run_responded_at = ?19, source_app = ?20,
-                 compactions = ?21, last_compact_at = ?22
+                 compactions = ?21, last_compact_at = ?22, hero_state = ?24,
+                 hero_mission_id = ?25, hero_mission_count = ?26
              WHERE id = ?1 AND source = ?2 AND first_sequence = ?7 AND origin = ?23"
         } else {
             "INSERT INTO sessions (id, source, state, stuck_reason, stuck_message, stuck_since,
                  first_sequence, last_sequence, event_count, last_event_time, ended_at,
                  factory_status, result_status, run_requested_at, started_at, paused_at,
                  resumed_at, completed_at, run_responded_at, source_app, compactions,
-                 last_compact_at, origin)
+                 last_compact_at, origin, hero_state, hero_mission_id, hero_mission_count)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                     ?17, ?18, ?19, ?20, ?21, ?22, ?23)"
+                     ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"
         };
         let changed = conn.prepare_cached(sql)?.execute(params![
             self.id,
@@ -258,6 +273,11 @@ impl Record {
             self.compactions,
             self.last_compact_at,
             self.origin,
+            self.hero.as_ref().map(|h| h.state),
+            self.hero
+                .as_ref()
+                .and_then(|h| h.active_mission_id.as_deref()),
+            self.hero.as_ref().map(|h| h.mission_count),
         ])?;
         if changed != 1 {
             // The stored row is not the one this record was read from: a bug, never data.

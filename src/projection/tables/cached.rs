@@ -180,7 +180,17 @@ impl<B: Backing> Tables for Cached<B> {
     }
 
     fn save_hero(&self, hero: Hero) -> Result<()> {
-        self.with_shard(&hero.session_id.clone(), |shard| {
+        let session = hero.session_id.clone();
+        // Its progress with its session's row (held: the event's session came first).
+        let load = |id: &str| {
+            let id = id.to_string();
+            self.backing.read(move |c| Record::load(c, &id))
+        };
+        self.memory
+            .borrow_mut()
+            .sessions
+            .set_hero(load, &session, hero.progress())?;
+        self.with_shard(&session, |shard| {
             shard.hero = Some(Slot {
                 row: hero,
                 dirty: true,

@@ -27,9 +27,10 @@ impl Changes {
             // A replay does not follow which details changed: each is looked at.
             record.store(conn, *stored, true)?;
         }
+        // A hero's progress is in its session's row, written above.
         let mut save = heroes::saving(conn)?;
         for hero in &self.heroes {
-            heroes::save_with(&mut save, hero)?;
+            heroes::save_said_with(&mut save, hero)?;
         }
         let mut save = missions::saving(conn)?;
         for mission in &self.missions {

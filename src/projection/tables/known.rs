@@ -3,14 +3,16 @@
 
 use super::Result;
 use crate::projection::changes;
-use crate::projection::heroes::{self, Hero};
+use crate::projection::heroes::{self, Hero, Progress};
 use foldhash::HashMap;
 use rusqlite::Connection;
 
 /// Rows SQL has that the writer reads for nearly every hook event, held so that the next event
 /// does not read them again: each session's hero, as it was last read or saved, and the keys
 /// change rows are saved with ([`changes::Keys`]). Written through: every save goes to SQL at
-/// once, so what is held is what SQL has. Kept on the same terms as the writer's
+/// once, so what is held is what SQL has (a hero's progress is its session row's, which the
+/// writer holds in its [`SessionRows`](super::SessionRows): a hero is read with it). Kept on
+/// the same terms as the writer's
 /// [`Calls`](super::Calls): let go of when a request is undone, a batch fails, or another
 /// connection commits.
 #[derive(Default)]
@@ -21,16 +23,30 @@ pub struct Known {
 }
 
 impl Known {
-    /// The session's hero, read from `conn` the first time.
-    pub(super) fn hero(&mut self, conn: &Connection, session: &str) -> Result<Option<Hero>> {
+    /// The session's hero with `progress` (its session row's), its row read from `conn` the
+    /// first time.
+    pub(super) fn hero(
+        &mut self,
+        conn: &Connection,
+        session: &str,
+        progress: &Progress,
+    ) -> Result<Option<Hero>> {
         if let Some(hero) = self.heroes.get(session) {
-            return Ok(Some(hero.clone()));
+            return Ok(Some(hero.clone().with_progress(progress)));
         }
-        let hero = heroes::by_session(conn, session)?;
+        let hero = heroes::with_progress_of(conn, session, progress)?;
         if let Some(hero) = &hero {
             self.heroes.insert(session.to_string(), hero.clone());
         }
         Ok(hero)
+    }
+
+    /// Whether the hero held for `hero`'s session says what `hero` says (its row in SQL is
+    /// then as it should be).
+    pub(super) fn holds_said(&self, hero: &Hero) -> bool {
+        self.heroes
+            .get(&hero.session_id)
+            .is_some_and(|held| held.said_as(hero))
     }
 
     /// `hero` was saved.

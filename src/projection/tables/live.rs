@@ -75,17 +75,35 @@ impl Tables for Live<'_> {
     }
 
     fn hero(&self, session: &str) -> Result<Option<Hero>> {
-        match self.known {
-            Some(known) => known.borrow_mut().hero(self.conn, session),
-            None => heroes::by_session(self.conn, session),
+        let (Some(known), Some(rows)) = (self.known, self.sessions) else {
+            return heroes::by_session(self.conn, session);
+        };
+        // Its progress is its session row's, held (the event's session row is) and maybe
+        // changed since SQL had it; a row without one has no hero.
+        let rows = rows.borrow();
+        let Some(record) = rows.get(session) else {
+            return heroes::by_session(self.conn, session);
+        };
+        match &record.hero {
+            Some(progress) => known.borrow_mut().hero(self.conn, session, progress),
+            None => Ok(None),
         }
     }
 
     fn save_hero(&self, hero: Hero) -> Result<()> {
-        heroes::save(self.conn, &hero)?;
-        if let Some(known) = self.known {
-            known.borrow_mut().saved_hero(hero);
+        let (Some(known), Some(rows)) = (self.known, self.sessions) else {
+            return heroes::save(self.conn, &hero);
+        };
+        // Its row only when what it says changed (SQL has what `known` holds); its progress
+        // with its session's row.
+        let mut known = known.borrow_mut();
+        if !known.holds_said(&hero) {
+            heroes::save_said_with(&mut heroes::saving(self.conn)?, &hero)?;
         }
+        let load = |id: &str| Record::load(self.conn, id);
+        rows.borrow_mut()
+            .set_hero(load, &hero.session_id, hero.progress())?;
+        known.saved_hero(hero);
         Ok(())
     }
 

@@ -3,6 +3,7 @@
 
 use super::Result;
 use crate::event::StoredEvent;
+use crate::projection::heroes::Progress;
 use crate::projection::sessions::{self, Facts, Record};
 use foldhash::HashMap;
 use rusqlite::Connection;
@@ -50,18 +51,8 @@ impl SessionRows {
         let Some(session) = event.session_id.as_deref() else {
             return Ok(());
         };
-        if let Some(row) = self.rows.get_mut(session) {
-            if let Some(undo) = &mut self.undo
-                && row.saved_for != self.request
-            {
-                undo.push((session.to_string(), Some(row.clone())));
-                row.saved_for = self.request;
-            }
+        if let Some(row) = self.changing(session) {
             row.details |= row.record.update(event, facts);
-            if !row.dirty {
-                row.dirty = true;
-                self.changed.push(session.to_string());
-            }
             return Ok(());
         }
         let stored = load(session)?;
@@ -81,6 +72,54 @@ impl SessionRows {
         self.rows.insert(session.to_string(), row);
         self.changed.push(session.to_string());
         Ok(())
+    }
+
+    /// Sets the progress of a session's hero in its row; `load` reads a row that is not held
+    /// from SQL (a hero's session has one: its first event made it).
+    pub fn set_hero(
+        &mut self,
+        load: impl FnOnce(&str) -> Result<Option<Record>>,
+        session: &str,
+        progress: Progress,
+    ) -> Result<()> {
+        if let Some(row) = self.changing(session) {
+            row.record.hero = Some(progress);
+            return Ok(());
+        }
+        let Some(mut record) = load(session)? else {
+            return Err(rusqlite::Error::QueryReturnedNoRows);
+        };
+        record.hero = Some(progress);
+        if let Some(undo) = &mut self.undo {
+            undo.push((session.to_string(), None));
+        }
+        let row = SessionRow {
+            record,
+            stored: true,
+            dirty: true,
+            details: false,
+            saved_for: self.request,
+        };
+        self.rows.insert(session.to_string(), row);
+        self.changed.push(session.to_string());
+        Ok(())
+    }
+
+    /// A held row about to change: its earlier state saved for the open request's undo, and
+    /// marked changed.
+    fn changing(&mut self, session: &str) -> Option<&mut SessionRow> {
+        let row = self.rows.get_mut(session)?;
+        if let Some(undo) = &mut self.undo
+            && row.saved_for != self.request
+        {
+            undo.push((session.to_string(), Some(row.clone())));
+            row.saved_for = self.request;
+        }
+        if !row.dirty {
+            row.dirty = true;
+            self.changed.push(session.to_string());
+        }
+        Some(row)
     }
 
     /// The row of a session, when it is held.

@@ -499,11 +499,44 @@ fn payloads_whole(conn: &Connection, condition: &str) {
     }
 }
 
+/// Puts a database back as schema 36 left it (before migration 0037): a hero's state, mission
+/// in progress and mission count in its `heroes` row, the session's `hero_state` a copy kept
+/// by triggers; for tests that simulate an older hooklog's file. The hero's state keeps no
+/// CHECK (hooklog writes its own values only).
+pub fn as_schema_36(conn: &Connection) {
+    let migration = include_str!("../../../migrations/0018_views.sql");
+    let start = migration.find("CREATE VIEW agents_now").unwrap();
+    let end = start + migration[start..].find(";\n").unwrap() + 2;
+    let view = &migration[start..end];
+    let triggers = include_str!("../../../migrations/0025_killed_agents.sql");
+    let start = triggers
+        .find("CREATE TRIGGER heroes_state_on_insert")
+        .unwrap();
+    let end = triggers.find("DROP INDEX heroes_live").unwrap();
+    let triggers = &triggers[start..end];
+    conn.execute_batch(&format!(
+        "DROP VIEW agents_now;
+         ALTER TABLE heroes ADD COLUMN state TEXT NOT NULL DEFAULT 'idle';
+         ALTER TABLE heroes ADD COLUMN active_mission_id TEXT;
+         ALTER TABLE heroes ADD COLUMN mission_count INTEGER NOT NULL DEFAULT 0;
+         UPDATE heroes SET (state, active_mission_id, mission_count) =
+             (SELECT hero_state, hero_mission_id, hero_mission_count FROM sessions s
+              WHERE s.id = heroes.session_id);
+         ALTER TABLE sessions DROP COLUMN hero_mission_id;
+         ALTER TABLE sessions DROP COLUMN hero_mission_count;
+         {triggers}
+         {view}
+         PRAGMA user_version = 36;"
+    ))
+    .unwrap();
+}
+
 /// Puts a database back as schema 34 left it (before migration 0035): permission requests
 /// with a unique index on their id and one by session, without `opening_pruned`; for tests
 /// that simulate an older hooklog's file. The CHECKs keep 0036's form (comparisons joined by
 /// OR), which accepts and refuses what schema 34's IN lists did.
 pub fn as_schema_34(conn: &Connection) {
+    as_schema_36(conn);
     conn.execute_batch(
         "CREATE TABLE permission_requests_34 (
              sequence INTEGER PRIMARY KEY, request_id TEXT NOT NULL UNIQUE,
