@@ -6,7 +6,9 @@
 -- a batch, by the writer), so these three columns move to it, beside `hero_state`, which is
 -- now the hero's state itself rather than a copy kept by triggers:
 -- - `sessions.hero_state`: the hero's state (`NULL` for a session without a hero);
--- - `sessions.hero_mission_id`: the prompt mission in progress (was `heroes.active_mission_id`);
+-- - `sessions.hero_mission`: the prompt mission in progress (was `heroes.active_mission_id`),
+--   by its key, the sequence of the event that opened it (`missions.opened_sequence`: 8 bytes
+--   at most where the id took 44);
 -- - `sessions.hero_mission_count`: how many prompt missions it opened (was
 --   `heroes.mission_count`; `NULL` without a hero).
 -- `heroes` keeps what a hero is said to be (its cli, cwd, tty, model, faction) and where it
@@ -16,10 +18,12 @@
 --
 -- Never edited after it lands.
 
-ALTER TABLE sessions ADD COLUMN hero_mission_id TEXT;
+ALTER TABLE sessions ADD COLUMN hero_mission INTEGER;
 ALTER TABLE sessions ADD COLUMN hero_mission_count INTEGER;
-UPDATE sessions SET (hero_state, hero_mission_id, hero_mission_count) =
-    (SELECT state, active_mission_id, mission_count FROM heroes WHERE heroes.session_id = sessions.id)
+UPDATE sessions SET (hero_state, hero_mission, hero_mission_count) =
+    (SELECT h.state, m.opened_sequence, h.mission_count
+     FROM heroes h LEFT JOIN missions m ON m.id = h.active_mission_id
+     WHERE h.session_id = sessions.id)
 WHERE id IN (SELECT session_id FROM heroes);
 
 DROP TRIGGER heroes_state_on_insert;
@@ -39,7 +43,7 @@ SELECT h.session_id, h.cli, s.hero_state AS state, s.state AS session_state, h.c
        s.last_event_time
 FROM heroes h
 JOIN sessions s ON s.id = h.session_id
-LEFT JOIN missions m ON m.id = s.hero_mission_id
+LEFT JOIN missions m ON m.opened_sequence = s.hero_mission
 LEFT JOIN tool_uses t ON t.session_id = h.session_id AND t.status = 'running'
 WHERE s.hero_state <> 'ended'
 ORDER BY s.last_sequence DESC;

@@ -91,6 +91,7 @@ mod tests {
             faction: None,
             state: HeroState::Idle,
             active_mission_id: None,
+            active_mission_sequence: None,
             mission_count: 0,
             spawned_event_id: "e".into(),
             spawned_at: "t".into(),

@@ -4,7 +4,7 @@
 //!
 //! A hero's row says what it is (its cli, cwd, tty, model, faction) and where it came from;
 //! what changes as its session goes on, its [`Progress`], is kept in its session's row
-//! (`sessions.hero_state`, `hero_mission_id`, `hero_mission_count`: migration 37), which is
+//! (`sessions.hero_state`, `hero_mission`, `hero_mission_count`: migration 37), which is
 //! written for every event of the session anyway, so a hook event that moves its hero along
 //! writes no page of `heroes`.
 
@@ -47,6 +47,9 @@ pub struct Hero {
     pub faction: Option<String>,
     pub state: HeroState,
     pub active_mission_id: Option<String>,
+    /// The sequence that opened `active_mission_id` (its key, as its session's row keeps it).
+    #[serde(skip)]
+    pub active_mission_sequence: Option<i64>,
     pub mission_count: i64,
     pub spawned_event_id: String,
     pub spawned_at: String,
@@ -57,6 +60,8 @@ pub struct Hero {
 pub struct Progress {
     pub state: HeroState,
     pub active_mission_id: Option<String>,
+    /// The sequence that opened `active_mission_id`: what the session's row stores.
+    pub active_mission_sequence: Option<i64>,
     pub mission_count: i64,
 }
 
@@ -65,6 +70,7 @@ impl Hero {
         Progress {
             state: self.state,
             active_mission_id: self.active_mission_id.clone(),
+            active_mission_sequence: self.active_mission_sequence,
             mission_count: self.mission_count,
         }
     }
@@ -74,6 +80,7 @@ impl Hero {
     pub fn with_progress(mut self, progress: &Progress) -> Hero {
         self.state = progress.state;
         self.active_mission_id = progress.active_mission_id.clone();
+        self.active_mission_sequence = progress.active_mission_sequence;
         self.mission_count = progress.mission_count;
         self
     }
@@ -109,14 +116,17 @@ pub struct HeroView {
 const COLUMNS: &str = "id, session_id, cli, cwd, tty, model, faction, spawned_event_id,
      spawned_at";
 
-/// A [`Hero`] from `heroes h JOIN sessions s`: its row and its progress.
+/// A [`Hero`] from `heroes h JOIN sessions s`: its row and its progress (the mission in
+/// progress is kept by its key, the sequence that opened it).
 const HERO: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
-     s.hero_state, s.hero_mission_id, s.hero_mission_count, h.spawned_event_id, h.spawned_at
+     s.hero_state, (SELECT id FROM missions WHERE opened_sequence = s.hero_mission),
+     s.hero_mission_count, h.spawned_event_id, h.spawned_at, s.hero_mission
      FROM heroes h JOIN sessions s ON s.id = h.session_id";
 
 /// [`HERO`], then its session's latest event.
 const VIEW: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
-     s.hero_state, s.hero_mission_id, s.hero_mission_count, h.spawned_event_id, h.spawned_at,
+     s.hero_state, (SELECT id FROM missions WHERE opened_sequence = s.hero_mission),
+     s.hero_mission_count, h.spawned_event_id, h.spawned_at, s.hero_mission,
      s.last_event_time, s.last_sequence
      FROM heroes h JOIN sessions s ON s.id = h.session_id";
 
@@ -124,8 +134,9 @@ const VIEW: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.f
 /// stops once it is full. (Left to itself, with a filter on the hero's state, the planner
 /// read every hero and sorted them.)
 const VIEW_BY_ACTIVITY: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model,
-     h.faction, s.hero_state, s.hero_mission_id, s.hero_mission_count, h.spawned_event_id,
-     h.spawned_at, s.last_event_time, s.last_sequence
+     h.faction, s.hero_state, (SELECT id FROM missions WHERE opened_sequence = s.hero_mission),
+     s.hero_mission_count, h.spawned_event_id, h.spawned_at, s.hero_mission,
+     s.last_event_time, s.last_sequence
      FROM sessions s INDEXED BY sessions_by_activity CROSS JOIN heroes h ON h.session_id = s.id";
 
 /// [`VIEW`] from the sessions whose hero is in one live state (`state`: a parameter or a
@@ -136,8 +147,9 @@ const VIEW_BY_ACTIVITY: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, 
 fn view_live(state: &str) -> String {
     format!(
         "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
-         s.hero_state, s.hero_mission_id, s.hero_mission_count, h.spawned_event_id,
-         h.spawned_at, s.last_event_time, s.last_sequence
+         s.hero_state, (SELECT id FROM missions WHERE opened_sequence = s.hero_mission),
+         s.hero_mission_count, h.spawned_event_id, h.spawned_at, s.hero_mission,
+         s.last_event_time, s.last_sequence
          FROM sessions s INDEXED BY sessions_heroes_live CROSS JOIN heroes h ON h.session_id = s.id
          WHERE s.hero_state = {state} AND s.hero_state <> 'ended'"
     )
@@ -154,6 +166,7 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
         faction: r.get(6)?,
         state: r.get(7)?,
         active_mission_id: r.get(8)?,
+        active_mission_sequence: r.get(12)?,
         mission_count: r.get(9)?,
         spawned_event_id: r.get(10)?,
         spawned_at: r.get(11)?,
@@ -163,8 +176,8 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
 fn view(r: &Row<'_>) -> rusqlite::Result<HeroView> {
     Ok(HeroView {
         hero: row(r)?,
-        updated_at: r.get(12)?,
-        last_sequence: r.get(13)?,
+        updated_at: r.get(13)?,
+        last_sequence: r.get(14)?,
     })
 }
 
@@ -194,6 +207,7 @@ pub fn with_progress_of(
                 faction: r.get(6)?,
                 state: progress.state,
                 active_mission_id: progress.active_mission_id.clone(),
+                active_mission_sequence: progress.active_mission_sequence,
                 mission_count: progress.mission_count,
                 spawned_event_id: r.get(7)?,
                 spawned_at: r.get(8)?,
@@ -309,13 +323,13 @@ pub fn save_progress(
 ) -> rusqlite::Result<()> {
     let changed = conn
         .prepare_cached(
-            "UPDATE sessions SET hero_state = ?2, hero_mission_id = ?3, hero_mission_count = ?4
+            "UPDATE sessions SET hero_state = ?2, hero_mission = ?3, hero_mission_count = ?4
              WHERE id = ?1",
         )?
         .execute(params![
             session,
             progress.state,
-            progress.active_mission_id,
+            progress.active_mission_sequence,
             progress.mission_count
         ])?;
     match changed {
@@ -353,6 +367,16 @@ mod tests {
             )
             .unwrap();
         };
+        // Mission n of session s opened at sequence 10 n.
+        let mission = |session: &str, n: i64| {
+            conn.execute(
+                "INSERT INTO missions (id, session_id, kind, state, opened_event_id, started_at,
+                                       opened_sequence)
+                 VALUES (?1, ?2, 'prompt', 'active', 'e', 't', ?3)",
+                params![format!("mission-{session}{n}"), session, 10 * n],
+            )
+            .unwrap();
+        };
         let hero = |session: &str, state: HeroState, count: i64| {
             let hero = Hero {
                 id: hero_id(session),
@@ -363,7 +387,8 @@ mod tests {
                 model: None,
                 faction: None,
                 state,
-                active_mission_id: (count > 0).then(|| format!("mission-{count}")),
+                active_mission_id: (count > 0).then(|| format!("mission-{session}{count}")),
+                active_mission_sequence: (count > 0).then_some(10 * count),
                 mission_count: count,
                 spawned_event_id: format!("e-{session}"),
                 spawned_at: "t".into(),
@@ -371,9 +396,9 @@ mod tests {
             save(&conn, &hero).unwrap();
             hero
         };
-        let carried = |session: &str| -> (Option<String>, Option<String>, Option<i64>) {
+        let carried = |session: &str| -> (Option<String>, Option<i64>, Option<i64>) {
             conn.query_row(
-                "SELECT hero_state, hero_mission_id, hero_mission_count FROM sessions
+                "SELECT hero_state, hero_mission, hero_mission_count FROM sessions
                  WHERE id = ?1",
                 [session],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
@@ -383,19 +408,20 @@ mod tests {
         session("a", 3);
         let a = hero("a", HeroState::Idle, 0);
         session("b", 5);
-        hero("b", HeroState::Active, 1);
+        mission("b", 1);
+        let b = hero("b", HeroState::Active, 1);
         assert_eq!(carried("a"), (Some("idle".into()), None, Some(0)));
-        assert_eq!(
-            carried("b"),
-            (Some("active".into()), Some("mission-1".into()), Some(1))
-        );
+        assert_eq!(carried("b"), (Some("active".into()), Some(10), Some(1)));
         assert_eq!(by_session(&conn, "a").unwrap(), Some(a));
+        // The mission in progress is kept by its key and read back by its id.
+        assert_eq!(by_session(&conn, "b").unwrap(), Some(b));
         // No hero, no progress.
         session("c", 7);
         assert_eq!(carried("c"), (None, None, None));
         assert_eq!(by_session(&conn, "c").unwrap(), None);
         // A save of the same hero moves its progress and leaves its row alone when it says
         // nothing new.
+        mission("a", 2);
         let before = conn.total_changes();
         let a = hero("a", HeroState::AwaitingInput, 2);
         assert_eq!(conn.total_changes() - before, 1, "the session's row alone");

@@ -487,19 +487,17 @@ mod tests {
             })
             .collect();
         migrate(&mut conn).unwrap();
-        let progress = |session: &str| -> (Option<String>, Option<String>, Option<i64>) {
+        let progress = |session: &str| -> (Option<String>, Option<i64>, Option<i64>) {
             conn.query_row(
-                "SELECT hero_state, hero_mission_id, hero_mission_count FROM sessions
+                "SELECT hero_state, hero_mission, hero_mission_count FROM sessions
                  WHERE id = ?1",
                 [session],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .unwrap()
         };
-        assert_eq!(
-            progress("s1"),
-            (Some("active".into()), Some("mission-e3".into()), Some(2))
-        );
+        // The mission in progress by its key, the sequence that opened it.
+        assert_eq!(progress("s1"), (Some("active".into()), Some(3), Some(2)));
         assert_eq!(progress("s2"), (Some("ended".into()), None, Some(0)));
         assert_eq!(progress("s3"), (None, None, None));
         // The states the triggers copied before are the ones moved.

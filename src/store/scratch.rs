@@ -22,12 +22,13 @@ const NOISY: &[&str] = &[
     "last_event_time",
     "updated_at",
     "hero_state",
-    "hero_mission_id",
+    "hero_mission",
     "hero_mission_count",
 ];
 /// A hero's row with its progress (kept in its session's row), as one row of `heroes`.
 const HEROES: &str = "SELECT h.id, h.session_id, h.cli, h.cwd, h.tty, h.model, h.faction,
-     s.hero_state AS state, s.hero_mission_id AS active_mission_id,
+     s.hero_state AS state,
+     (SELECT id FROM missions WHERE opened_sequence = s.hero_mission) AS active_mission_id,
      s.hero_mission_count AS mission_count, h.spawned_event_id, h.spawned_at
      FROM heroes h JOIN sessions s ON s.id = h.session_id";
 /// The longest value shown, in characters.

@@ -160,7 +160,9 @@ async fn a_database_with_snapshot_twins_upgrades_to_the_file_and_rebuilds_to_liv
                            d.transcript_path, d.model, d.permission_mode"
             }
             "heroes" => {
-                "h.*, s.hero_state AS state, s.hero_mission_id AS active_mission_id,
+                "h.*, s.hero_state AS state,
+                           (SELECT id FROM cut.missions m WHERE m.opened_sequence = s.hero_mission)
+                               AS active_mission_id,
                            s.hero_mission_count AS mission_count"
             }
             _ => "*",

@@ -128,6 +128,7 @@ fn hero_for(
                 faction: None,
                 state: HeroState::Idle,
                 active_mission_id: None,
+                active_mission_sequence: None,
                 mission_count: 0,
                 spawned_event_id: event.event_id.clone(),
                 spawned_at: event.event_time.clone(),

@@ -64,6 +64,7 @@ impl<T: Tables> Ctx<'_, T> {
             ..self.new_mission("prompt")
         };
         let id = mission.id.clone();
+        self.hero.active_mission_sequence = Some(mission.opened_sequence);
         self.tables.save_mission(mission)?;
         self.hero.active_mission_id = Some(id.clone());
         self.hero.mission_count += 1;
@@ -88,6 +89,7 @@ impl<T: Tables> Ctx<'_, T> {
             tool.finished_at = Some(at.clone());
             self.tables.save_tool(tool)?;
         }
+        self.hero.active_mission_sequence = None;
         let Some(id) = self.hero.active_mission_id.take() else {
             return Ok(None);
         };

@@ -54,13 +54,14 @@ pub(super) const RECORD_COLUMNS: &str =
      s.first_sequence, s.last_sequence, s.event_count, d.first_event_time, s.last_event_time,
      s.ended_at, s.factory_status, s.result_status, s.run_requested_at, s.started_at,
      s.paused_at, s.resumed_at, s.completed_at, s.run_responded_at, s.source_app, s.compactions,
-     s.last_compact_at, s.origin, s.hero_state, s.hero_mission_id, s.hero_mission_count";
+     s.last_compact_at, s.origin, s.hero_state, s.hero_mission,
+     (SELECT id FROM missions WHERE opened_sequence = s.hero_mission), s.hero_mission_count";
 
 /// The tables [`RECORD_COLUMNS`] are read from: a session's row and its details, one each.
 pub(super) const RECORD_FROM: &str = "sessions s JOIN session_details d ON d.session_id = s.id";
 
 /// Columns read after [`RECORD_COLUMNS`] start here.
-pub(super) const AFTER_RECORD: usize = 34;
+pub(super) const AFTER_RECORD: usize = 35;
 
 pub(super) fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
     Ok(Record {
@@ -100,8 +101,9 @@ pub(super) fn record(r: &Row<'_>) -> rusqlite::Result<Record> {
         hero: match r.get(31)? {
             Some(state) => Some(Progress {
                 state,
-                active_mission_id: r.get(32)?,
-                mission_count: r.get(33)?,
+                active_mission_sequence: r.get(32)?,
+                active_mission_id: r.get(33)?,
+                mission_count: r.get(34)?,
             }),
             None => None,
         },
@@ -238,14 +240,14 @@ impl Record {
                  run_requested_at = ?14, started_at = ?15, paused_at = ?16, resumed_at = ?17,
                  completed_at = ?18, run_responded_at = ?19, source_app = ?20,
                  compactions = ?21, last_compact_at = ?22, hero_state = ?24,
-                 hero_mission_id = ?25, hero_mission_count = ?26
+                 hero_mission = ?25, hero_mission_count = ?26
              WHERE id = ?1 AND source = ?2 AND first_sequence = ?7 AND origin = ?23"
         } else {
             "INSERT INTO sessions (id, source, state, stuck_reason, stuck_message, stuck_since,
                  first_sequence, last_sequence, event_count, last_event_time, ended_at,
                  factory_status, result_status, run_requested_at, started_at, paused_at,
                  resumed_at, completed_at, run_responded_at, source_app, compactions,
-                 last_compact_at, origin, hero_state, hero_mission_id, hero_mission_count)
+                 last_compact_at, origin, hero_state, hero_mission, hero_mission_count)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                      ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"
         };
@@ -274,9 +276,7 @@ impl Record {
             self.last_compact_at,
             self.origin,
             self.hero.as_ref().map(|h| h.state),
-            self.hero
-                .as_ref()
-                .and_then(|h| h.active_mission_id.as_deref()),
+            self.hero.as_ref().and_then(|h| h.active_mission_sequence),
             self.hero.as_ref().map(|h| h.mission_count),
         ])?;
         if changed != 1 {

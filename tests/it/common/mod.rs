@@ -520,9 +520,11 @@ pub fn as_schema_36(conn: &Connection) {
          ALTER TABLE heroes ADD COLUMN active_mission_id TEXT;
          ALTER TABLE heroes ADD COLUMN mission_count INTEGER NOT NULL DEFAULT 0;
          UPDATE heroes SET (state, active_mission_id, mission_count) =
-             (SELECT hero_state, hero_mission_id, hero_mission_count FROM sessions s
-              WHERE s.id = heroes.session_id);
-         ALTER TABLE sessions DROP COLUMN hero_mission_id;
+             (SELECT hero_state,
+                     (SELECT id FROM missions m WHERE m.opened_sequence = s.hero_mission),
+                     hero_mission_count
+              FROM sessions s WHERE s.id = heroes.session_id);
+         ALTER TABLE sessions DROP COLUMN hero_mission;
          ALTER TABLE sessions DROP COLUMN hero_mission_count;
          {triggers}
          {view}
