@@ -190,6 +190,11 @@ pub const MIGRATIONS: &[(&str, &str, bool)] = &[
         include_str!("../migrations/0037_heroes_progress_in_sessions.sql"),
         false,
     ),
+    (
+        "0038_missions_by_sequence.sql",
+        include_str!("../migrations/0038_missions_by_sequence.sql"),
+        false,
+    ),
 ];
 
 /// Creates every table on an empty database, as `store::migrate` would (for tests of the

@@ -193,14 +193,10 @@ impl Ids {
             // Halfway through the log, so neither the newest nor the oldest.
             session: one("SELECT id FROM sessions INDEXED BY sessions_by_activity
                  ORDER BY last_sequence DESC LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM sessions)")?,
-            hero: crate::projection::heroes::hero_id(&one(
-                "SELECT session_id FROM missions INDEXED BY missions_by_order
-                 ORDER BY opened_sequence LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM missions)",
-            )?),
-            parent: one(
-                "SELECT parent_mission_id FROM missions INDEXED BY missions_by_order
-                 WHERE parent_mission_id IS NOT NULL ORDER BY opened_sequence DESC LIMIT 1",
-            )?,
+            hero: crate::projection::heroes::hero_id(&one("SELECT session_id FROM missions
+                 ORDER BY opened_sequence LIMIT 1 OFFSET (SELECT COUNT(*) / 2 FROM missions)")?),
+            parent: one("SELECT parent_mission_id FROM missions
+                 WHERE parent_mission_id IS NOT NULL ORDER BY opened_sequence DESC LIMIT 1")?,
         })
     }
 }

@@ -63,7 +63,7 @@ pub(super) static TABLE: Table = Table {
     columns: COLUMNS,
     computed: "",
     key: "opened_sequence",
-    by_order: Some("missions_by_order"),
+    by_order: None,
     pruned: "missions_pruned",
 };
 
@@ -90,11 +90,45 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Mission> {
     })
 }
 
+/// One mission by its id (`mission-` and its opening event's id): keyed by its opening
+/// event's sequence, it is found through the events' index of ids, or through
+/// `missions_pruned_ids` once retention has pruned that event (migration 0038).
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Mission>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM missions WHERE id = ?1"))?
-        .query_row([id], row)
+    let Some(event) = id.strip_prefix("mission-") else {
+        return Ok(None);
+    };
+    conn.prepare_cached(&GET)?
+        .query_row([id, event], row)
         .optional()
 }
+
+static GET: LazyLock<String> = LazyLock::new(|| format!("{} LIMIT 1", by_id(COLUMNS)));
+
+/// The statement that reads `columns` of the mission whose id is `?1` (`?2`: the id of its
+/// opening event, the id without `mission-`).
+fn by_id(columns: &str) -> String {
+    format!(
+        "SELECT {columns} FROM missions
+         WHERE opened_sequence = (SELECT sequence FROM events WHERE event_id = ?2) AND id = ?1
+         UNION ALL
+         SELECT {columns} FROM missions INDEXED BY missions_pruned_ids
+         WHERE opening_pruned = 1 AND id = ?1"
+    )
+}
+
+/// The session and the key (opening sequence) of the mission whose id is `id`, if it has a
+/// row.
+pub fn key_of(conn: &Connection, id: &str) -> rusqlite::Result<Option<(String, i64)>> {
+    let Some(event) = id.strip_prefix("mission-") else {
+        return Ok(None);
+    };
+    conn.prepare_cached(&KEY_OF)?
+        .query_row([id, event], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()
+}
+
+static KEY_OF: LazyLock<String> =
+    LazyLock::new(|| format!("{} LIMIT 1", by_id("session_id, opened_sequence")));
 
 /// The latest active subagent mission of a session for a subagent id: through the partial
 /// index of active subagents by id, named, so the cost does not grow with the subagents the
@@ -216,17 +250,18 @@ fn list_of_session(
     )
 }
 
-/// The index a filtered list walks, named because without statistics SQLite's planner takes
-/// `missions_by_order` for the `ORDER BY` and reads every mission to find one hero's: the most
-/// selective filter's own index (a parent's children, then a state's). A session's or a hero's
-/// are read through the session's events ([`list_of_session`]) but a parent's children.
-fn list_index(filter: &MissionFilter) -> &'static str {
+/// The index a filtered list walks, named because without statistics SQLite's planner may
+/// walk the table in its key's order (the `ORDER BY`) and read every mission to find a few:
+/// the most selective filter's own index (a parent's children, then a state's); none for no
+/// filter (the table itself is in opening order). A session's or a hero's are read through the
+/// session's events ([`list_of_session`]) but a parent's children.
+fn list_index(filter: &MissionFilter) -> Option<&'static str> {
     if filter.parent_mission_id.is_some() {
-        "missions_by_parent"
+        Some("missions_by_parent")
     } else if filter.state.is_some() {
-        "missions_by_state"
+        Some("missions_by_state")
     } else {
-        "missions_by_order"
+        None
     }
 }
 
@@ -245,17 +280,21 @@ fn list_filter(filter: &MissionFilter) -> Where {
         .eq("parent_mission_id", filter.parent_mission_id.as_deref())
 }
 
-fn list_sql(index: &str, filter: &Where) -> String {
+fn list_sql(index: Option<&str>, filter: &Where) -> String {
+    let from = match index {
+        Some(index) => format!("missions INDEXED BY {index}"),
+        None => "missions".to_string(),
+    };
     filter.sql(
-        &format!("SELECT {COLUMNS} FROM missions INDEXED BY {index}"),
+        &format!("SELECT {COLUMNS} FROM {from}"),
         "ORDER BY opened_sequence DESC",
     )
 }
 
 /// The statement [`save`] runs, prepared once by [`saving`] to write many rows. A stored row
-/// is changed in place: `session_id`, `parent_mission_id` and `opened_sequence` (indexed)
-/// never change once a mission is opened, so they are not set again, and the indexes on them
-/// keep their entries. A new row's `opening_pruned` says whether its opening event is missing
+/// is changed in place: `id`, `session_id`, `parent_mission_id` and `opened_sequence` (the
+/// key, and indexed) never change once a mission is opened, so they are not set again, and
+/// the indexes on them keep their entries. A new row's `opening_pruned` says whether its opening event is missing
 /// from the log (in the retention snapshot's file, which has no events).
 static SAVE: LazyLock<String> = LazyLock::new(|| {
     format!(
@@ -263,7 +302,7 @@ static SAVE: LazyLock<String> = LazyLock::new(|| {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
                  CASE WHEN EXISTS (SELECT 1 FROM events WHERE sequence = ?16) THEN NULL
                       ELSE 1 END)
-         ON CONFLICT (id) DO UPDATE SET kind = ?3, state = ?4, prompt = ?5,
+         ON CONFLICT (opened_sequence) DO UPDATE SET kind = ?3, state = ?4, prompt = ?5,
              title = ?6, summary = ?7, subagent_id = ?9, subagent_type = ?10,
              degraded_reason = ?11, opened_event_id = ?12, closed_event_id = ?13,
              started_at = ?14, completed_at = ?15"
@@ -343,7 +382,7 @@ mod tests {
                 },
                 "missions_by_state",
             ),
-            (MissionFilter::default(), "missions_by_order"),
+            (MissionFilter::default(), "SCAN missions"),
         ] {
             let chosen = list_index(&filter);
             let plan =
@@ -353,7 +392,7 @@ mod tests {
     }
 
     /// A session's missions, in a state or not, are read through its events and the
-    /// missions' order index, and through the pruned ones' own index: no table is scanned.
+    /// missions' key, and through the pruned ones' own index: no table is scanned.
     #[test]
     fn a_sessions_missions_are_read_through_its_events() {
         let conn = Connection::open_in_memory().unwrap();
@@ -364,7 +403,7 @@ mod tests {
             let plan = super::super::of_session::plan_read_in_order(&conn, &sql, &scope);
             for step in [
                 "SEARCH e USING COVERING INDEX sqlite_autoindex_events_2 (session_id=?)",
-                "SEARCH t USING INDEX missions_by_order (opened_sequence=?)",
+                "SEARCH t USING INTEGER PRIMARY KEY (rowid=?)",
                 "SEARCH t USING INDEX missions_pruned (session_id=?)",
             ] {
                 assert!(plan.contains(step), "{plan}");

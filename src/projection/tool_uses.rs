@@ -248,18 +248,12 @@ fn of_mission(session_id: &str, mission_id: &str, opened_sequence: i64) -> Scope
 /// (status, kind, tool) are [`rest_of`]'s.
 fn session_scope(conn: &Connection, filter: &ToolUseFilter) -> rusqlite::Result<Option<Scope>> {
     let scope = match (filter.mission_id.as_deref(), filter.session_id.as_deref()) {
-        (Some(mission), session) => {
-            let found: Option<(String, i64)> = conn
-                .prepare_cached("SELECT session_id, opened_sequence FROM missions WHERE id = ?1")?
-                .query_row([mission], |r| Ok((r.get(0)?, r.get(1)?)))
-                .optional()?;
-            match found {
-                Some((of, opened)) if session.is_none_or(|s| s == of) => {
-                    of_mission(&of, mission, opened)
-                }
-                _ => return Ok(None),
+        (Some(mission), session) => match super::missions::key_of(conn, mission)? {
+            Some((of, opened)) if session.is_none_or(|s| s == of) => {
+                of_mission(&of, mission, opened)
             }
-        }
+            _ => return Ok(None),
+        },
         (None, Some(session)) => Scope::of(&TABLE, session),
         (None, None) => return Ok(None),
     };
@@ -325,7 +319,21 @@ pub fn newest(
     if (filter.session_id.is_some() || filter.mission_id.is_some()) && !running {
         return newest_of_session(conn, filter, before, limit);
     }
-    let mut scope = scope_filter(filter);
+    // A mission's session and opening, found by its id first (the key of `missions` is its
+    // opening, so SQL has no index to find it by id inside a term).
+    let mission = match filter.mission_id.as_deref() {
+        Some(id) => match super::missions::key_of(conn, id)? {
+            Some(key) => Some(key),
+            None => {
+                return Ok(Newest {
+                    tool_uses: Vec::new(),
+                    next_before: None,
+                });
+            }
+        },
+        None => None,
+    };
+    let mut scope = scope_filter(filter, mission.as_ref());
     if let Some(before) = before {
         scope = scope.bind_integer("opened_sequence < ?", before);
     }
@@ -459,22 +467,17 @@ fn newest_from(filter: &ToolUseFilter) -> &'static str {
     }
 }
 
-/// The terms an index serves: the session, the mission, `status = running`.
-fn scope_filter(filter: &ToolUseFilter) -> Where {
+/// The terms an index serves: the session, the mission (`mission`: the session and opening
+/// sequence of the one `filter` names), `status = running`.
+fn scope_filter(filter: &ToolUseFilter, mission: Option<&(String, i64)>) -> Where {
     let mut terms = Where::default();
-    if let Some(mission) = filter.mission_id.as_deref() {
+    if let (Some(id), Some((session, opened))) = (filter.mission_id.as_deref(), mission) {
         // A mission's running tool uses are its session's from its opening on: found through
         // `tool_uses_running` (the others are read through the session's events).
         terms = terms
-            .bind(
-                "session_id = (SELECT session_id FROM missions WHERE id = ?)",
-                mission,
-            )
-            .bind(
-                "opened_sequence >= (SELECT opened_sequence FROM missions WHERE id = ?)",
-                mission,
-            )
-            .eq("mission_id", Some(mission));
+            .bind("session_id = ?", session)
+            .bind_integer("opened_sequence >= ?", *opened)
+            .eq("mission_id", Some(id));
     }
     terms = terms.eq("session_id", filter.session_id.as_deref());
     match filter.status {
@@ -681,7 +684,7 @@ mod tests {
                 session_id: session,
                 ..Default::default()
             };
-            let scope = scope_filter(&filter).bind_integer("opened_sequence < ?", 10);
+            let scope = scope_filter(&filter, None).bind_integer("opened_sequence < ?", 10);
             let from = newest_from(&filter);
             let plan = super::super::filter::plan(&conn, scope, |w| {
                 w.sql(
@@ -751,7 +754,7 @@ mod tests {
         );
 
         let plan =
-            super::super::filter::plan(&conn, scope_filter(&ToolUseFilter::default()), |w| {
+            super::super::filter::plan(&conn, scope_filter(&ToolUseFilter::default(), None), |w| {
                 w.sql(
                     &format!("SELECT {COLUMNS} FROM tool_uses"),
                     "ORDER BY opened_sequence DESC",

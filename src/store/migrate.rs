@@ -550,6 +550,85 @@ mod tests {
         assert_eq!(ok, "ok");
     }
 
+    /// Migration 0038 keys `missions` by the sequence that opened each: every mission is
+    /// found by its id as before (through the events' ids, or `missions_pruned_ids` once its
+    /// event was pruned), no index on the id or the order is left, and `recent_failures` still
+    /// names a failed tool use's mission.
+    #[test]
+    fn missions_are_keyed_by_their_opening_and_still_found_by_id() {
+        let keyed = MIGRATIONS
+            .iter()
+            .position(|(name, _, _)| *name == "0038_missions_by_sequence.sql")
+            .unwrap();
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, keyed);
+        conn.execute_batch(
+            "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source,
+                                 event_time, received_at, payload)
+             VALUES (7, 'e7', 's', 2, 'UserPromptSubmit', 'hook', 't', 't', '{}');
+             INSERT INTO missions (id, session_id, kind, state, title, opened_event_id,
+                                   started_at, opened_sequence, opening_pruned)
+             VALUES ('mission-e7', 's', 'prompt', 'active', 'live one', 'e7', 't', 7, NULL),
+                    ('mission-e3', 's', 'prompt', 'failed', 'pruned one', 'e3', 't', 3, 1);
+             INSERT INTO tool_uses (id, session_id, mission_id, tool, kind, status,
+                                    opened_sequence)
+             VALUES ('tool-a', 's', 'mission-e7', 'Bash', 'bash', 'failed', 8),
+                    ('tool-b', 's', 'mission-e3', 'Edit', 'file', 'failed', 4);",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        for (id, title, opened) in [
+            ("mission-e7", "live one", 7),
+            ("mission-e3", "pruned one", 3),
+        ] {
+            let mission = projection::missions::get(&conn, id).unwrap().unwrap();
+            assert_eq!(
+                (mission.title.as_deref(), mission.opened_sequence),
+                (Some(title), opened)
+            );
+            assert_eq!(
+                projection::missions::key_of(&conn, id).unwrap(),
+                Some(("s".to_string(), opened))
+            );
+        }
+        assert_eq!(
+            projection::missions::get(&conn, "mission-e9").unwrap(),
+            None
+        );
+        assert_eq!(projection::missions::get(&conn, "e7").unwrap(), None);
+        let indexes: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_index_list('missions') ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(
+            !indexes
+                .iter()
+                .any(|i| i == "missions_by_order" || i.starts_with("sqlite_autoindex")),
+            "{indexes:?}"
+        );
+        let failures: Vec<(String, Option<String>)> = conn
+            .prepare("SELECT tool, mission FROM recent_failures")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            failures,
+            [
+                ("Bash".to_string(), Some("live one".to_string())),
+                ("Edit".to_string(), Some("pruned one".to_string()))
+            ]
+        );
+        let ok: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(ok, "ok");
+    }
+
     /// Applies the first `count` migrations, as a hooklog of that version left the file.
     fn migrate_to(conn: &mut Connection, count: usize) {
         for (number, (_, sql, _)) in MIGRATIONS.iter().enumerate().take(count) {

@@ -238,7 +238,7 @@ mod tests {
         // of the order's key or index, not every row.
         for ((table, key), step) in crate::projection::opened_by_events().into_iter().zip([
             "tool_uses USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
-            "missions_by_order (opened_sequence>? AND opened_sequence<?)",
+            "missions USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
             "permission_requests USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)",
         ]) {
             let plan = plan(&pruned_openings(table, key));

@@ -191,9 +191,8 @@ fn hold(map: &mut HashMap<String, i64>, key: String, value: i64) {
 /// mission without its row (none is known: missions are saved before their change rows and
 /// never pruned) is an error that names it, not a change row that loses its mission.
 fn opened_sequence(conn: &Connection, id: &str) -> rusqlite::Result<i64> {
-    conn.prepare_cached("SELECT opened_sequence FROM missions WHERE id = ?1")?
-        .query_row([id], |r| r.get(0))
-        .optional()?
+    super::missions::key_of(conn, id)?
+        .map(|(_, opened)| opened)
         .ok_or_else(|| {
             rusqlite::Error::ToSqlConversionFailure(
                 format!("a change row names mission {id}, which has no row in missions").into(),
@@ -394,13 +393,16 @@ mod tests {
             .query_row("SELECT COUNT(*) FROM agent_changes", [], |r| r.get(0))
             .unwrap();
         assert_eq!(stored, 0);
-        // Without a mission, or with its row, the row is saved naming it by its sequence.
+        // Without a mission, or with its row (found through its opening event), the row is
+        // saved naming it by its sequence.
         save(&conn, &ChangeRow::new(8, "hero-1".into(), None)).unwrap();
-        conn.execute(
-            "INSERT INTO missions (id, session_id, kind, state, opened_event_id, started_at,
+        conn.execute_batch(
+            "INSERT INTO events (sequence, event_id, session_id, session_sequence, type, source,
+                                 event_time, received_at, payload)
+             VALUES (5, 'e5', 's', 1, 'UserPromptSubmit', 'hook', 't', 't', '{}');
+             INSERT INTO missions (id, session_id, kind, state, opened_event_id, started_at,
                                    opened_sequence)
              VALUES ('mission-e5', 's', 'prompt', 'active', 'e5', 't', 5)",
-            [],
         )
         .unwrap();
         save(

@@ -499,11 +499,53 @@ fn payloads_whole(conn: &Connection, condition: &str) {
     }
 }
 
+/// Puts a database back as schema 37 left it (before migration 0038): `missions` keyed by its
+/// id, with an index in opening order, and 0018's `recent_failures`; for tests that simulate
+/// an older hooklog's file.
+pub fn as_schema_37(conn: &Connection) {
+    let views = include_str!("../../../migrations/0018_views.sql");
+    let start = views.find("CREATE VIEW recent_failures").unwrap();
+    let end = start + views[start..].find(";\n").unwrap() + 2;
+    let view = &views[start..end];
+    conn.execute_batch(&format!(
+        "CREATE TABLE missions_37 (
+             id TEXT PRIMARY KEY, session_id TEXT NOT NULL, kind TEXT NOT NULL,
+             state TEXT NOT NULL, prompt TEXT, title TEXT, summary TEXT,
+             parent_mission_id TEXT, subagent_id TEXT, subagent_type TEXT,
+             degraded_reason TEXT, opened_event_id TEXT NOT NULL, closed_event_id TEXT,
+             started_at TEXT NOT NULL, completed_at TEXT, opened_sequence INTEGER NOT NULL,
+             opening_pruned INTEGER);
+         INSERT INTO missions_37 SELECT id, session_id, kind, state, prompt, title, summary,
+             parent_mission_id, subagent_id, subagent_type, degraded_reason, opened_event_id,
+             closed_event_id, started_at, completed_at, opened_sequence, opening_pruned
+         FROM missions;
+         DROP VIEW recent_failures;
+         PRAGMA legacy_alter_table = ON;
+         DROP TABLE missions;
+         ALTER TABLE missions_37 RENAME TO missions;
+         PRAGMA legacy_alter_table = OFF;
+         CREATE INDEX missions_by_order ON missions (opened_sequence);
+         CREATE INDEX missions_by_state ON missions (state, opened_sequence);
+         CREATE INDEX missions_active ON missions (session_id, opened_sequence)
+             WHERE state = 'active';
+         CREATE INDEX missions_active_subagents ON missions (session_id, subagent_id,
+             opened_sequence) WHERE state = 'active' AND subagent_id IS NOT NULL;
+         CREATE INDEX missions_pruned ON missions (session_id, opened_sequence)
+             WHERE opening_pruned = 1;
+         CREATE INDEX missions_by_parent ON missions (parent_mission_id)
+             WHERE parent_mission_id IS NOT NULL;
+         {view}
+         PRAGMA user_version = 37;"
+    ))
+    .unwrap();
+}
+
 /// Puts a database back as schema 36 left it (before migration 0037): a hero's state, mission
 /// in progress and mission count in its `heroes` row, the session's `hero_state` a copy kept
 /// by triggers; for tests that simulate an older hooklog's file. The hero's state keeps no
 /// CHECK (hooklog writes its own values only).
 pub fn as_schema_36(conn: &Connection) {
+    as_schema_37(conn);
     let migration = include_str!("../../../migrations/0018_views.sql");
     let start = migration.find("CREATE VIEW agents_now").unwrap();
     let end = start + migration[start..].find(";\n").unwrap() + 2;
