@@ -167,6 +167,17 @@ async fn the_forwarder_prints_the_decision_posted_elsewhere_and_only_the_first_c
     let one = get(&url, &format!("/permission-requests/{id}")).await;
     assert_eq!(one["state"], "denied");
 
+    // The server is killed below: its search rows, written after the commits that
+    // acknowledged their events, are let catch up first (a killed server's catch up at its
+    // next start), so the file compares with a rebuild.
+    let started = Instant::now();
+    while get(&url, "/health").await["search"]["lagEvents"] != 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "search rows lag"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     drop(server);
     let types = types(&db);
     assert_eq!(count(&types, "PermissionRequest"), 1, "{types:?}");

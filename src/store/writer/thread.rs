@@ -121,17 +121,36 @@ impl WriterThread {
     }
 
     pub(super) fn run(&mut self, mut commands: mpsc::Receiver<Command>) {
+        // Only to wait for the next command with a deadline (its timer).
+        let waiting = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime for the writer's timed waits");
         let mut stopping = false;
         while !stopping {
-            // With nothing queued, the derived rows catch up before the writer waits.
+            // With nothing queued, the derived rows catch up once a pass is due; until then
+            // the writer waits for the next command, or until the oldest batch waiting has
+            // waited long enough, so one pass takes many batches' rows (a pass for each idle
+            // moment wrote FTS5 segments and pages a few batches at a time).
             let first = match commands.try_recv() {
                 Ok(command) => command,
                 Err(TryRecvError::Disconnected) => break,
                 Err(TryRecvError::Empty) => {
-                    if self.derive() {
+                    if self.derived.due() && self.derive() {
                         continue;
                     }
-                    let Some(command) = commands.blocking_recv() else {
+                    let next = match self.derived.due_in() {
+                        // (The timer is made inside the runtime, whose clock it needs.)
+                        Some(wait) => match waiting
+                            .block_on(async { tokio::time::timeout(wait, commands.recv()).await })
+                        {
+                            Ok(next) => next,
+                            // A pass is due now.
+                            Err(_) => continue,
+                        },
+                        None => commands.blocking_recv(),
+                    };
+                    let Some(command) = next else {
                         break;
                     };
                     command
