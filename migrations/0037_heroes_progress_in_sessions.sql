@@ -9,7 +9,7 @@
 -- - `sessions.hero_mission`: the prompt mission in progress (was `heroes.active_mission_id`),
 --   by its key, the sequence of the event that opened it (`missions.opened_sequence`: 8 bytes
 --   at most where the id took 44);
--- - `sessions.hero_mission_count`: how many prompt missions it opened (was
+-- - `sessions.hero_mission_count`: how many missions it opened, prompts' and subagents' (was
 --   `heroes.mission_count`; `NULL` without a hero).
 -- `heroes` keeps what a hero is said to be (its cli, cwd, tty, model, faction) and where it
 -- came from; in sqlite3, join `sessions` on `heroes.session_id` for the rest (`agents_now`

@@ -156,6 +156,17 @@ fn view_live(state: &str) -> String {
 }
 
 fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
+    let progress = Progress {
+        state: r.get(7)?,
+        active_mission_id: r.get(8)?,
+        active_mission_sequence: r.get(12)?,
+        mission_count: r.get(9)?,
+    };
+    said(r, progress)
+}
+
+/// A hero from what its row says (columns 0-6, 10 and 11 of [`HERO`]'s) and `progress`.
+fn said(r: &Row<'_>, progress: Progress) -> rusqlite::Result<Hero> {
     Ok(Hero {
         id: r.get(0)?,
         session_id: r.get(1)?,
@@ -164,10 +175,10 @@ fn row(r: &Row<'_>) -> rusqlite::Result<Hero> {
         tty: r.get(4)?,
         model: r.get(5)?,
         faction: r.get(6)?,
-        state: r.get(7)?,
-        active_mission_id: r.get(8)?,
-        active_mission_sequence: r.get(12)?,
-        mission_count: r.get(9)?,
+        state: progress.state,
+        active_mission_id: progress.active_mission_id,
+        active_mission_sequence: progress.active_mission_sequence,
+        mission_count: progress.mission_count,
         spawned_event_id: r.get(10)?,
         spawned_at: r.get(11)?,
     })
@@ -195,25 +206,13 @@ pub fn with_progress_of(
     session_id: &str,
     progress: &Progress,
 ) -> rusqlite::Result<Option<Hero>> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM heroes WHERE id = ?1"))?
-        .query_row([hero_id(session_id)], |r| {
-            Ok(Hero {
-                id: r.get(0)?,
-                session_id: r.get(1)?,
-                cli: r.get(2)?,
-                cwd: r.get(3)?,
-                tty: r.get(4)?,
-                model: r.get(5)?,
-                faction: r.get(6)?,
-                state: progress.state,
-                active_mission_id: progress.active_mission_id.clone(),
-                active_mission_sequence: progress.active_mission_sequence,
-                mission_count: progress.mission_count,
-                spawned_event_id: r.get(7)?,
-                spawned_at: r.get(8)?,
-            })
-        })
-        .optional()
+    conn.prepare_cached(
+        "SELECT id, session_id, cli, cwd, tty, model, faction, NULL, NULL, NULL,
+             spawned_event_id, spawned_at
+         FROM heroes WHERE id = ?1",
+    )?
+    .query_row([hero_id(session_id)], |r| said(r, progress.clone()))
+    .optional()
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<HeroView>> {

@@ -388,6 +388,7 @@ mod tests {
             let plan =
                 super::super::filter::plan(&conn, list_filter(&filter), |w| list_sql(chosen, w));
             assert!(plan.contains(expected), "{filter:?}: {plan}");
+            assert!(!plan.contains("TEMP B-TREE"), "{filter:?}: {plan}");
         }
     }
 

@@ -291,6 +291,7 @@ async fn nats_and_the_aggregator_killed_and_a_publisher_started_while_nats_is_do
     wait_for_events(&central, 1_700).await;
     let (a_db, b_db) = (dir.path().join("a.db"), dir.path().join("b.db"));
     assert_exactly_once(&central, &[("a", &a_db), ("b", &b_db)], 0);
+    common::wait_for_search(&central).await;
     aggregator.kill();
     assert_rebuilds_to_live(&central);
 }
@@ -512,6 +513,7 @@ async fn a_three_node_cluster_with_its_r3_stream_leader_killed_mid_run_loses_not
     wait_for_events(&central, 4_000).await;
     let (a_db, b_db) = (dir.path().join("a.db"), dir.path().join("b.db"));
     assert_exactly_once(&central, &[("a", &a_db), ("b", &b_db)], 0);
+    common::wait_for_search(&central).await;
     aggregator.kill();
     assert_rebuilds_to_live(&central);
 }

@@ -107,11 +107,11 @@ impl<B: Backing> Cached<B> {
                 shard.take(&mut changes);
             }
         }
-        // In primary-key order, so the rows are written in the same order every time
-        // (measured, the order made no clear difference to the speed).
+        // In each table's key order, so the rows are written in the same order every time
+        // and appended in order (missions and tool uses are keyed by their opening sequence).
         changes.heroes.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-        changes.missions.sort_unstable_by(|a, b| a.id.cmp(&b.id));
-        changes.tools.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+        changes.missions.sort_unstable_by_key(|m| m.opened_sequence);
+        changes.tools.sort_unstable_by_key(|t| t.opened_sequence);
         changes
     }
 

@@ -151,11 +151,15 @@ impl Derived {
                 || self.oldest().is_some_and(|t| t.elapsed() >= DERIVE_AFTER))
     }
 
-    /// How long until a pass is due by age, when batches wait for one (`None`: nothing waits,
-    /// or a failed pass waits for its retry, which the next command brings).
+    /// How long until a pass is due, when events wait for one: until a failed pass's retry,
+    /// or until the oldest waiting batch is [`DERIVE_AFTER`] old (`None`: nothing waits).
     pub(super) fn due_in(&self) -> Option<Duration> {
-        if !self.ready() {
+        if self.last <= self.through {
             return None;
+        }
+        let now = Instant::now();
+        if let Some(retry) = self.retry_at.filter(|t| now < *t) {
+            return Some(retry - now);
         }
         let oldest = self.oldest()?;
         Some(DERIVE_AFTER.saturating_sub(oldest.elapsed()))

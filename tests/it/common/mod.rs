@@ -229,6 +229,23 @@ pub fn dump_projections(conn: &rusqlite::Connection) -> Vec<String> {
     hooklog::projection::dump(conn).expect("projection tables read")
 }
 
+/// Waits (10 s at most) until a running server's search rows, written after the commits that
+/// acknowledged their events (within about 50 ms), have caught up with its log: a server
+/// killed before that leaves them to its next start, and its file then differs from a rebuild.
+pub async fn wait_for_search(db: &std::path::Path) {
+    let conn = Connection::open(db).expect("open the db");
+    let caught_up = || -> bool {
+        conn.query_row(
+            "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'search_through'), 0)
+                    >= COALESCE((SELECT MAX(sequence) FROM events), 0)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    wait_for(std::time::Duration::from_secs(10), "search rows", caught_up).await;
+}
+
 /// Rebuilds the projections of a server's database (stopped, or running and idle) from its log, writing the rows the
 /// replay holds in memory every event, every few events and only at the end, reading the log
 /// on one thread and on two, and checks each rebuild equals the live tables row
