@@ -59,18 +59,7 @@ impl SessionRows {
         let known = stored.is_some();
         let (record, details) =
             sessions::next(stored, event, facts).expect("the event has a session");
-        if let Some(undo) = &mut self.undo {
-            undo.push((session.to_string(), None));
-        }
-        let row = SessionRow {
-            record,
-            stored: known,
-            dirty: true,
-            details,
-            saved_for: self.request,
-        };
-        self.rows.insert(session.to_string(), row);
-        self.changed.push(session.to_string());
+        self.hold_changed(session, record, known, details);
         Ok(())
     }
 
@@ -90,19 +79,25 @@ impl SessionRows {
             return Err(rusqlite::Error::QueryReturnedNoRows);
         };
         record.hero = Some(progress);
+        self.hold_changed(session, record, true, false);
+        Ok(())
+    }
+
+    /// Holds a row that was not held, changed since SQL had it (`stored`: SQL has a row for
+    /// the session; `details`: its details may differ), undone by the open request's undo.
+    fn hold_changed(&mut self, session: &str, record: Record, stored: bool, details: bool) {
         if let Some(undo) = &mut self.undo {
             undo.push((session.to_string(), None));
         }
         let row = SessionRow {
             record,
-            stored: true,
+            stored,
             dirty: true,
-            details: false,
+            details,
             saved_for: self.request,
         };
         self.rows.insert(session.to_string(), row);
         self.changed.push(session.to_string());
-        Ok(())
     }
 
     /// A held row about to change: its earlier state saved for the open request's undo, and
